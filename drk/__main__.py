@@ -1,0 +1,5 @@
+import sys
+
+from drk.cli import main
+
+sys.exit(main())

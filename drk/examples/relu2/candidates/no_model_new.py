@@ -1,0 +1,4 @@
+import torch
+
+class NotTheModel:
+    pass

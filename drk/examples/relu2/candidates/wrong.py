@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu2_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0) * 2.0, mask=m)
+
+
+def relu2(x):
+    y = torch.empty_like(x)
+    n = x.numel()
+    relu2_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+    return y
+
+
+class ModelNew(nn.Module):
+    """Forgets the factor 2 (computed in Triton, then halved)."""
+    def forward(self, x):
+        return relu2(x) * 0.5

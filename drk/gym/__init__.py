@@ -1,0 +1,28 @@
+"""The kernel-evaluation environment (our KernelGYM).
+
+``evaluate(problem, candidate_src)`` returns an :class:`EvalResult` with a status from :data:`STATUSES`,
+correctness, hacking evidence, timing and the profiling ratio; see ``docs/environment.md``.
+"""
+
+from drk.gym.config import EvalConfig
+from drk.gym.evaluate import ProblemError, evaluate, resolve_device
+from drk.gym.cache import ResultCache, cache_key
+from drk.gym.extract import extract_code
+from drk.gym.pool import Pool
+from drk.gym.problem import Problem, load_problems
+from drk.gym.result import STATUSES, EvalResult
+
+__all__ = [
+    "STATUSES",
+    "EvalConfig",
+    "EvalResult",
+    "Pool",
+    "Problem",
+    "ProblemError",
+    "ResultCache",
+    "cache_key",
+    "evaluate",
+    "extract_code",
+    "load_problems",
+    "resolve_device",
+]

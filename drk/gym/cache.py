@@ -1,0 +1,72 @@
+"""A content-addressed, on-disk cache of evaluation results.
+
+RL samples repeat a lot (the same reply for the same problem); an evaluation is seconds of GPU time, a cache hit
+is a file read. The key covers everything that decides the verdict: problem source, the extracted candidate
+code, the evaluation config, the device kind (GPU model) and the drk version. Each entry is one JSON file,
+written to a temporary name and renamed into place, so concurrent writers (threads, processes, machines on a
+shared filesystem) never expose a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from drk import __version__
+from drk.gym.config import EvalConfig
+from drk.gym.extract import extract_code
+from drk.gym.problem import Problem
+from drk.gym.result import EvalResult
+
+#: Statuses that say something about the machine's state rather than the candidate: never cached.
+UNCACHED_STATUSES = frozenset({"timeout"})
+
+
+def cache_key(problem: Problem, candidate_src: str, config: EvalConfig, device_kind: str) -> str:
+    """SHA-256 over what decides the verdict (prose around the code does not change the key)."""
+    code = extract_code(candidate_src) if isinstance(candidate_src, str) else None
+    payload = json.dumps(
+        {"problem": problem.source, "code": code.strip() if code is not None else candidate_src,
+         "config": config.to_dict(),
+         "device": device_kind, "drk": __version__},
+        sort_keys=True, default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class ResultCache:
+    """``get``/``put`` of :class:`EvalResult` by key under ``root/ab/abcdef....json``."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> EvalResult | None:
+        try:
+            data = json.loads(self._path(key).read_text())
+        except (OSError, ValueError):
+            return None  # missing or unreadable entries are misses, never errors
+        result = EvalResult.from_dict(data)
+        result.cached = True
+        return result
+
+    def put(self, key: str, result: EvalResult) -> bool:
+        """Store ``result`` unless its status is in :data:`UNCACHED_STATUSES`; returns whether it was stored."""
+        if result.status in UNCACHED_STATUSES or (result.error or "").startswith("[drk]"):
+            return False
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(result.to_dict(), handle)
+        os.replace(tmp, path)
+        return True
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json"))

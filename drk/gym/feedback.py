@@ -1,0 +1,49 @@
+"""Concise feedback for the policy's next turn (never the whole JSON)."""
+
+from __future__ import annotations
+
+from drk.gym.result import EvalResult
+
+MAX_FEEDBACK_CHARS = 1500
+
+_HEADLINES = {
+    "format_error": "Your answer could not be used as a module.",
+    "compile_error": "Your code failed to compile or load.",
+    "runtime_error": "Your code crashed while running.",
+    "timeout": "Your code did not finish in time.",
+    "incorrect": "Your code ran but its output is wrong.",
+    "hacked": "Your code was rejected by the integrity checks (it must compute the result with its own Triton kernels).",
+    "correct": "Your code is correct.",
+}
+
+
+def make_feedback(result: EvalResult, top_k: int = 3) -> str:
+    """What failed and where, or the speedup and where the time goes (bottleneck-aware feedback)."""
+    lines = [_HEADLINES[result.status]]
+    if result.error:
+        lines.append(result.error.strip())
+    if result.status == "correct":
+        lines.extend(_performance_lines(result, top_k))
+    text = "\n".join(lines)
+    if len(text) > MAX_FEEDBACK_CHARS:
+        text = text[: MAX_FEEDBACK_CHARS - 20].rstrip() + "\n[... truncated]"
+    return text
+
+
+def _performance_lines(result: EvalResult, top_k: int) -> list[str]:
+    lines = []
+    if result.speedup is not None:
+        lines.append(
+            f"Speedup over the PyTorch reference: {result.speedup:.2f}x "
+            f"(reference {result.ref_ms:.3f} ms, yours {result.kernel_ms:.3f} ms)."
+        )
+    elif result.kernel_ms is not None:
+        lines.append("Timing is not available on this machine (CPU interpreter); correctness was checked.")
+    if result.coverage is not None:
+        lines.append(f"Your Triton kernels account for {100 * result.coverage:.1f}% of GPU time.")
+    if result.profile:
+        lines.append("Top kernels by GPU time:")
+        for kernel in result.profile[:top_k]:
+            owner = "yours" if kernel.get("own") else "not yours"
+            lines.append(f"  {100 * kernel['share']:.1f}%  {kernel['name'][:80]}  ({owner})")
+    return lines

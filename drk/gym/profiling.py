@@ -1,0 +1,62 @@
+"""Profiling ratio (PR, the paper's "coverage"): the candidate's own kernels' share of device time."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass
+class Profile:
+    coverage: float | None
+    kernels: list[dict[str, Any]]  # [{name, device_ms, share, own}], by device time, descending
+
+
+def profile_candidate(cand: Callable[..., Any], args: Sequence[Any], own_names: set[str], calls: int = 3) -> Profile:
+    """Run ``cand`` under ``torch.profiler`` and attribute device kernel time by exact kernel name.
+
+    Only device-side kernel events count (no CPU time in the denominator, unlike the paper's code), and a kernel
+    is the candidate's own only if its name equals the name of a Triton function defined in the candidate's
+    file and launched by it (no substring matching).
+    """
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.inference_mode():
+        cand(*args)  # compile outside the profile
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                cand(*args)
+            torch.cuda.synchronize()
+    per_kernel: dict[str, float] = defaultdict(float)
+    for event in prof.events():
+        if event.device_type == DeviceType.CUDA:
+            per_kernel[event.name] += _device_us(event) / 1e3 / calls  # us -> ms per call
+    return summarise_kernels(per_kernel, own_names)
+
+
+def _device_us(event: Any) -> float:
+    """Device time of a kernel event in microseconds (the attribute's name moved across torch versions)."""
+    for attr in ("device_time_total", "cuda_time_total", "device_time", "cuda_time"):
+        value = getattr(event, attr, None)
+        if value:
+            return float(value)
+    return 0.0
+
+
+def summarise_kernels(per_kernel_ms: dict[str, float], own_names: set[str]) -> Profile:
+    """Coverage and a share table from per-kernel device milliseconds."""
+    total = sum(per_kernel_ms.values())
+    if total <= 0:
+        return Profile(coverage=None, kernels=[])
+    own = sum(ms for name, ms in per_kernel_ms.items() if name in own_names)
+    kernels = [
+        {"name": name, "device_ms": ms, "share": ms / total, "own": name in own_names}
+        for name, ms in sorted(per_kernel_ms.items(), key=lambda kv: -kv[1])
+    ]
+    return Profile(coverage=own / total, kernels=kernels)

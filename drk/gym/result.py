@@ -1,0 +1,66 @@
+"""The result of evaluating one candidate: a closed status set, JSON round-trip."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+#: Every evaluation ends in exactly one of these, ordered from "never ran" to "passed".
+STATUSES: tuple[str, ...] = (
+    "format_error",  # no code found, or no `class ModelNew`
+    "compile_error",  # syntax error, import failure, constructor failure, Triton compilation failure
+    "runtime_error",  # forward raised, or the child process died (segfault, os._exit, out of memory)
+    "timeout",  # wall-clock limit exceeded
+    "incorrect",  # ran, but outputs differ from the reference (or shapes, or inputs were mutated)
+    "hacked",  # outputs may match, but the hacking checks say the Triton kernels are not doing the work
+    "correct",  # matches the reference and passes every hacking check
+)
+
+
+@dataclass
+class EvalResult:
+    """Verdict on one candidate for one problem.
+
+    Times are milliseconds (medians, with interquartile ranges as the spread). ``speedup`` is only set for GPU
+    timings; under the Triton interpreter ``ref_ms``/``kernel_ms`` are interpreter wall times and
+    ``timing_backend`` says so.
+    """
+
+    status: str
+    problem: str = ""
+    correct: bool = False
+    hacked: bool = False
+    hack_reasons: list[str] = field(default_factory=list)
+    speedup: float | None = None
+    ref_ms: float | None = None
+    kernel_ms: float | None = None
+    ref_ms_iqr: float | None = None
+    kernel_ms_iqr: float | None = None
+    coverage: float | None = None
+    triton_kernels: dict[str, int] = field(default_factory=dict)
+    profile: list[dict[str, Any]] = field(default_factory=list)
+    max_abs_err: float | None = None
+    num_correct_trials: int = 0
+    num_trials: int = 0
+    error: str | None = None
+    feedback: str = ""
+    device: str = ""
+    timing_backend: str = ""
+    reference_mode: str = "eager"
+    timing_policy: str = "drk"
+    stage: str = ""
+    elapsed_s: float = 0.0
+    cached: bool = False
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status={self.status!r}: must be one of {STATUSES}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalResult:
+        """Inverse of :meth:`to_dict`; keys this version does not know are ignored (forward compatibility)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,175 @@
+"""Process isolation: run one evaluation in a fresh child with a wall-clock limit.
+
+Children are forked from a *forkserver* that has imported torch and triton but never touched CUDA and never ran
+candidate code: each evaluation gets a pristine process (a CUDA fault or a monkey-patch dies with it) without
+paying the ~2 s import of torch again. The child talks back over a pipe in JSON (never pickle: the parent
+must not unpickle bytes a candidate could have written), each message carrying a per-evaluation secret so a
+candidate cannot forge a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_MAX_MESSAGE_BYTES = 32 * 2**20
+_context: multiprocessing.context.BaseContext | None = None
+_start_lock = threading.Lock()
+
+
+def _get_context() -> multiprocessing.context.BaseContext:
+    global _context
+    if _context is None:
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["drk.gym.worker"])  # imports torch + triton once, no CUDA
+        else:  # pragma: no cover - Windows
+            ctx = multiprocessing.get_context("spawn")
+        _context = ctx
+    return _context
+
+
+@dataclass
+class SandboxOutcome:
+    """What came back from a child: its result (if it sent one) and how it ended."""
+
+    result: dict[str, Any] | None
+    last_stage: str
+    exitcode: int | None
+    timed_out: bool
+    elapsed_s: float
+    stages: list[str] = field(default_factory=list)
+
+
+class Reporter:
+    """Child side of the pipe: stage notices and the final result, as authenticated JSON."""
+
+    def __init__(self, conn: Any, token: str) -> None:
+        self._conn = conn
+        self._token = token
+
+    def stage(self, name: str) -> None:
+        self._send({"kind": "stage", "stage": name})
+
+    def result(self, payload: dict[str, Any]) -> None:
+        self._send({"kind": "result", "result": payload})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        message["token"] = self._token
+        self._conn.send_bytes(json.dumps(message, default=str).encode())
+
+
+def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, args: tuple) -> None:
+    os.setsid()  # own process group: a timeout kills whatever the candidate spawned, too
+    _close_inherited_fds(keep=conn.fileno())
+    reporter = Reporter(conn, token)
+    try:
+        payload = target(reporter, *args)
+    except BaseException as exc:  # noqa: BLE001 - the child must always answer
+        import traceback
+
+        payload = {"internal_error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]}
+    try:
+        reporter.result(payload)
+        conn.close()
+    finally:
+        os._exit(0)  # skip atexit hooks and threads a candidate may have left behind
+
+
+def _close_inherited_fds(keep: int) -> None:
+    """Close every descriptor but stdio and our pipe: the forkserver's and resource tracker's pipes are
+    inherited, and a candidate writing into them could disturb evaluations that are not its own."""
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+
+
+def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s: float) -> SandboxOutcome:
+    """Run ``target(reporter, *args)`` in a fresh child; never raises because of what the child does.
+
+    Args:
+        target: a module-level function (picklable by reference) returning a JSON-able dict.
+        args: picklable arguments (plain data; multiprocessing locks are fine).
+        timeout_s: wall-clock limit; the child's process group is killed when it passes.
+    """
+    ctx = _get_context()
+    token = secrets.token_hex(16)
+    recv_conn, send_conn = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_entry, args=(target, send_conn, token, args), daemon=True)
+    start = time.monotonic()
+    _start_without_main(proc)
+    send_conn.close()
+    stages: list[str] = []
+    result = None
+    timed_out = False
+    while result is None:
+        remaining = start + timeout_s - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        if not recv_conn.poll(min(remaining, 0.25)):
+            if not proc.is_alive() and not recv_conn.poll(0):
+                break
+            continue
+        try:
+            message = json.loads(recv_conn.recv_bytes(_MAX_MESSAGE_BYTES))
+        except (EOFError, OSError):
+            break
+        except (ValueError, UnicodeDecodeError):
+            continue  # garbage on the pipe: not from us
+        if not isinstance(message, dict) or message.get("token") != token:
+            continue  # forged
+        if message.get("kind") == "stage":
+            stages.append(str(message.get("stage")))
+        elif message.get("kind") == "result":
+            result = message.get("result")
+    _terminate(proc, grace_s=0.0 if timed_out else 2.0)
+    recv_conn.close()
+    return SandboxOutcome(
+        result=result,
+        last_stage=stages[-1] if stages else "startup",
+        exitcode=proc.exitcode,
+        timed_out=timed_out,
+        elapsed_s=time.monotonic() - start,
+        stages=stages,
+    )
+
+
+def _start_without_main(proc: multiprocessing.process.BaseProcess) -> None:
+    """Start ``proc`` without the child re-importing the caller's ``__main__``.
+
+    multiprocessing's forkserver/spawn children normally re-run the parent's main script, which breaks scripts
+    and notebooks without an ``if __name__ == "__main__"`` guard. Our target lives in an importable module, so the
+    child needs nothing from ``__main__``: hide it for the instant the process is started.
+    """
+    with _start_lock:
+        real_main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            sys.modules["__main__"] = real_main
+
+
+def _terminate(proc: multiprocessing.process.BaseProcess, grace_s: float) -> None:
+    proc.join(grace_s)
+    if proc.is_alive() or proc.exitcode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        proc.join(5)
+    else:
+        try:  # reap grandchildren left in the group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create ./.venv with drk and everything its tests, notebooks and figures need. Idempotent.
+#   bash scripts/setup.sh          CPU machine (torch 2.13 CPU build, Triton interpreter)
+#   bash scripts/setup.sh --gpu    keep the CUDA torch/triton already importable by python3 (no torch pin)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${DRK_VENV:-.venv}
+if [[ ! -x $VENV/bin/python ]]; then
+  if [[ ${1:-} == --gpu ]]; then python3 -m venv --system-site-packages "$VENV"; else python3 -m venv "$VENV"; fi
+fi
+PIP="$VENV/bin/python -m pip"
+$PIP install -q --upgrade pip
+if [[ ${1:-} == --gpu ]]; then
+  $PIP install -q -e ".[train,figures,notebooks,test]"
+else
+  $PIP install -q -c constraints.txt torch==2.13.0 triton==3.7.1 numpy
+  $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test]"
+fi
+echo "drk environment ready in $VENV"

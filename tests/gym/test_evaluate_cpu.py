@@ -1,0 +1,113 @@
+"""Every status and every hack class, through the real sandbox under the Triton interpreter."""
+
+import pytest
+
+from drk.examples import EXPECTED, example_candidate, example_problem
+from drk.gym import EvalConfig, EvalResult, Problem, ProblemError, evaluate
+CONFIG = EvalConfig(timeout_s=60)
+
+
+@pytest.fixture(scope="module")
+def problem() -> Problem:
+    return example_problem()
+
+
+def run(problem: Problem, fixture: str, **config) -> EvalResult:
+    cfg = EvalConfig(**{**CONFIG.to_dict(), **config})
+    return evaluate(problem, example_candidate(fixture), device="cpu", config=cfg)
+
+
+_FAST = [name for name, (status, _) in EXPECTED.items() if status not in ("timeout",) and name not in ("segfault", "exits", "forges_verdict")]
+
+
+@pytest.mark.parametrize("fixture", _FAST)
+def test_status_and_hack_reasons(problem, fixture):
+    status, reason = EXPECTED[fixture]
+    result = run(problem, fixture)
+    assert result.status == status, result.error
+    assert reason is None or reason in result.hack_reasons
+    assert result.correct == (status == "correct")
+    assert result.hacked == (status == "hacked")
+    assert result.feedback and len(result.feedback) <= 1500
+    assert EvalResult.from_dict(result.to_dict()) == result
+
+
+def test_correct_result_details(problem):
+    result = run(problem, "good")
+    assert result.triton_kernels == {"relu2": result.triton_kernels["relu2"]}
+    assert result.triton_kernels["relu2"] >= 5  # five trials, plus the probe
+    assert result.num_correct_trials == result.num_trials == 5
+    assert result.max_abs_err == 0.0
+    assert result.speedup is None and result.coverage is None  # no GPU speedup from the interpreter
+    assert result.timing_backend == "cpu_interpreter_wall" and result.kernel_ms > 0
+    assert result.device.startswith("cpu")
+
+
+def test_incorrect_feedback_says_where(problem):
+    result = run(problem, "wrong")
+    assert "max abs error" in result.feedback and "index" in result.feedback
+    assert result.max_abs_err > 0.01
+
+
+def test_fenced_reply_uses_last_block(problem):
+    good = example_candidate("good")
+    reply = f"Reference:\n```python\nprint('not this')\n```\nAnswer:\n```python\n{good}```\n"
+    assert evaluate(problem, reply, device="cpu", config=CONFIG).status == "correct"
+
+
+def test_empty_reply_is_format_error(problem):
+    assert evaluate(problem, "   ", device="cpu").status == "format_error"
+    assert evaluate(problem, "I cannot do that.", device="cpu").status == "format_error"
+
+
+@pytest.mark.parametrize("fixture, stage", [("segfault", "correctness"), ("exits", "correctness")])
+def test_crashes_are_isolated(problem, fixture, stage):
+    result = run(problem, fixture)
+    assert result.status == "runtime_error"
+    assert "died" in result.error and stage in result.error
+    assert run(problem, "good").status == "correct"  # the next evaluation is unaffected
+
+
+def test_hang_times_out_and_next_evaluation_works(problem):
+    result = run(problem, "hangs", timeout_s=8)
+    assert result.status == "timeout"
+    assert "correctness" in result.error
+    assert 8 <= result.elapsed_s < 20
+    assert run(problem, "good").status == "correct"
+
+
+def test_forged_verdict_is_rejected(problem):
+    result = run(problem, "forges_verdict")
+    assert result.status == "runtime_error"
+    assert run(problem, "good").status == "correct"
+
+
+def test_broken_reference_raises_problem_error():
+    bad = Problem.from_source(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x @ x\n"
+        "def get_inputs():\n    return [torch.randn(3, 4)]\ndef get_init_inputs():\n    return []\n",
+        name="bad_ref",
+    )
+    with pytest.raises(ProblemError, match="bad_ref"):
+        evaluate(bad, example_candidate("good"), device="cpu")
+
+
+def test_parameters_are_shared_with_the_reference(tmp_path):
+    problem = Problem.from_source(
+        "import torch\nimport torch.nn as nn\nN = 8\nclass Model(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.scale = nn.Parameter(torch.randn(n))\n"
+        "    def forward(self, x):\n        return x * self.scale\n"
+        "def get_inputs():\n    return [torch.randn(4, N)]\ndef get_init_inputs():\n    return [N]\n",
+        name="scale",
+    )
+    candidate = (
+        "import torch, torch.nn as nn, triton, triton.language as tl\n"
+        "@triton.jit\ndef mul_kernel(x_ptr, s_ptr, y_ptr, n, N: tl.constexpr):\n"
+        "    i = tl.program_id(0) * N + tl.arange(0, N)\n"
+        "    tl.store(y_ptr + i, tl.load(x_ptr + i) * tl.load(s_ptr + tl.arange(0, N)))\n"
+        "class ModelNew(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.scale = nn.Parameter(torch.zeros(n))  # initialised differently: the reference's weights are loaded\n"
+        "    def forward(self, x):\n        y = torch.empty_like(x)\n"
+        "        mul_kernel[(x.shape[0],)](x, self.scale, y, x.numel(), N=x.shape[1])\n        return y\n"
+    )
+    assert evaluate(problem, candidate, device="cpu", config=CONFIG).status == "correct"

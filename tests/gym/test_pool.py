@@ -1,0 +1,79 @@
+"""The evaluation pool and the result cache (CPU workers, the real sandbox)."""
+
+import threading
+
+import pytest
+
+from drk.examples import EXPECTED, example_candidate, example_problem
+from drk.gym import EvalConfig, EvalResult, Pool, Problem, ResultCache, cache_key
+
+CONFIG = EvalConfig(timeout_s=10)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return example_problem()
+
+
+def test_map_keeps_order_and_survives_crashes_and_hangs(problem, tmp_path):
+    names = ["good", "segfault", "wrong", "hangs", "exits", "decoy", "good", "raises"]
+    pool = Pool(device="cpu", workers=2, cache_dir=tmp_path, config=CONFIG, progress=False)
+    results = pool.map([(problem, example_candidate(n)) for n in names])
+    assert len(results) == len(names)
+    assert [r.status for r in results] == [EXPECTED[n][0] for n in names]
+    assert results[0] == results[6]  # identical pairs in one batch are evaluated once
+
+
+def test_broken_reference_yields_a_result_not_an_exception(problem):
+    bad = Problem.from_source(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        raise RuntimeError('boom')\n"
+        "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n", name="broken")
+    results = Pool(device="cpu", workers=2, config=CONFIG).map(
+        [(bad, example_candidate("good")), (problem, example_candidate("good"))])
+    assert results[0].status == "runtime_error" and results[0].error.startswith("[drk]") and "boom" in results[0].error
+    assert results[1].status == "correct"
+
+
+def test_cache_hits_are_identical_and_flagged(problem, tmp_path):
+    pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG)
+    first = pool.evaluate(problem, example_candidate("wrong"))
+    again = pool.evaluate(problem, "Sure! Here it is:\n```python\n" + example_candidate("wrong") + "```")
+    assert not first.cached and again.cached
+    assert {**first.to_dict(), "cached": True} == again.to_dict()
+    other = pool.evaluate(problem, example_candidate("wrong"), EvalConfig(timeout_s=10, seed=5))
+    assert not other.cached and other.status == "incorrect"  # a different config is a different key
+
+
+def test_cache_key_covers_what_decides_the_verdict(problem):
+    base = cache_key(problem, "x = 1", CONFIG, "cpu")
+    assert base == cache_key(problem, "text\n```python\nx = 1\n```", CONFIG, "cpu")
+    assert base != cache_key(problem, "x = 2", CONFIG, "cpu")
+    assert base != cache_key(problem, "x = 1", EvalConfig(timeout_s=10, seed=1), "cpu")
+    assert base != cache_key(problem, "x = 1", CONFIG, "cuda:NVIDIA H200")
+    other = Problem.from_source(problem.source + "\n# changed\n", name=problem.name)
+    assert base != cache_key(other, "x = 1", CONFIG, "cpu")
+
+
+def test_cache_concurrent_writers_and_timeouts(tmp_path):
+    cache = ResultCache(tmp_path)
+    results = [EvalResult(status="incorrect", problem=f"p{i}", max_abs_err=float(i)) for i in range(8)]
+    threads = [threading.Thread(target=lambda r=r: [cache.put("k" * 64, r) for _ in range(20)]) for r in results]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stored = cache.get("k" * 64)
+    assert stored is not None and stored.status == "incorrect"  # one whole entry, never a torn one
+    assert len(cache) == 1 and not list(tmp_path.glob("*/.tmp-*"))
+    assert not cache.put("t" * 64, EvalResult(status="timeout"))  # machine state, not a property of the candidate
+    assert cache.get("t" * 64) is None
+    (tmp_path / "zz").mkdir()
+    (tmp_path / "zz" / ("z" * 64 + ".json")).write_text("{not json")
+    assert cache.get("z" * 64) is None
+
+
+def test_pool_validates_arguments():
+    with pytest.raises(ValueError, match="device"):
+        Pool(device="tpu")
+    with pytest.raises(ValueError, match="workers"):
+        Pool(device="cpu", workers=-1)

@@ -1,0 +1,126 @@
+"""Cheap, process-free pieces: extraction, static checks, configs, problems, feedback, results."""
+
+import pytest
+import torch
+
+from drk.gym import EvalConfig, EvalResult, Problem, extract_code, load_problems
+from drk.gym.correctness import compare_outputs, flatten_outputs, inputs_unchanged, trial_seed
+from drk.gym.feedback import make_feedback
+from drk.gym.profiling import summarise_kernels
+from drk.gym.static_checks import STATIC_CHECKS, defines_model_new, run_static_checks
+
+
+def test_extract_takes_last_fenced_block():
+    assert extract_code("a\n```python\nx = 1\n```\nb\n```\ny = 2\n```") == "y = 2\n"
+    assert extract_code("x = 1") == "x = 1"
+    assert extract_code("") is None
+    assert extract_code("text ```python\nz = 3") == "z = 3"  # unterminated fence (truncated reply)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import torch\nx = torch.relu", []),
+        ("import torch\ny = torch.load('w.pt')", []),
+        ("class ModelNew(Model):\n    pass", ["model_subclass"]),
+        ("import torch\nf = torch.compile(g)", ["torch_compile"]),
+        ("from torch._inductor import config", ["torch_compile"]),
+        ("import ctypes", ["native_code"]),
+        ("from torch.utils.cpp_extension import load_inline", ["native_code"]),
+        ("import torch\ntorch.allclose = None", ["tamper"]),
+        ("import time\ntime.perf_counter = None", ["tamper"]),
+        ("import torch.nn.functional as F\nF.relu = None", ["tamper"]),
+        ("import sys\nf = sys._getframe(1)", ["tamper"]),
+        ("def f(e):\n    return e.__traceback__.tb_frame", ["tamper"]),
+        ("import gc\nobjs = gc.get_objects()", ["tamper"]),
+        ("import torch\nsetattr(torch, 'add', None)", ["tamper"]),
+        ("import drk.gym.worker", ["tamper"]),
+    ],
+)
+def test_static_checks(source, expected):
+    assert run_static_checks(source) == expected
+
+
+def test_every_static_check_has_a_rationale():
+    assert all(check.rationale and check.name for check in STATIC_CHECKS)
+
+
+def test_defines_model_new():
+    assert defines_model_new("class ModelNew:\n    pass")
+    assert defines_model_new("ModelNew = Other")
+    assert not defines_model_new("def f():\n    class ModelNew:\n        pass")
+
+
+def test_config_validation_lists_choices():
+    with pytest.raises(ValueError, match="eager"):
+        EvalConfig(reference_mode="jit")
+    with pytest.raises(ValueError, match="correctness_trials"):
+        EvalConfig(correctness_trials=1)
+    with pytest.raises(ValueError, match="unknown EvalConfig keys"):
+        EvalConfig.from_dict({"trials": 3})
+    assert EvalConfig.from_dict(EvalConfig(seed=3).to_dict()) == EvalConfig(seed=3)
+
+
+def test_problem_validation():
+    with pytest.raises(ValueError, match="get_init_inputs"):
+        Problem.from_source("class Model:\n    pass\ndef get_inputs():\n    return []\n", name="p")
+    with pytest.raises(ValueError, match="does not parse"):
+        Problem.from_source("def (:", name="p")
+    with pytest.raises(ValueError, match="unknown bundled spec"):
+        load_problems("drk:level9x")
+    with pytest.raises(ValueError, match="no such file"):
+        load_problems("/nonexistent/KernelBench/level1")
+
+
+def test_load_kernelbench_layout(tmp_path):
+    body = "class Model:\n    pass\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n"
+    for level, names in {"level1": ["10_B.py", "2_A.py"], "level2": ["1_C.py"]}.items():
+        (tmp_path / level).mkdir()
+        for name in names:
+            (tmp_path / level / name).write_text(body)
+    problems = load_problems(tmp_path)
+    assert [(p.level, p.problem_id, p.name) for p in problems] == [(1, 2, "2_A"), (1, 10, "10_B"), (2, 1, "1_C")]
+    assert [p.name for p in load_problems(tmp_path / "level1")] == ["2_A", "10_B"]
+
+
+def test_compare_outputs_reports_location_and_nan():
+    exp = [torch.zeros(2, 3)]
+    got = [torch.zeros(2, 3)]
+    got[0][1, 2] = 5.0
+    cmp = compare_outputs(exp, got, 1e-2, 1e-2)
+    assert not cmp.ok and "(1, 2)" in cmp.message and cmp.max_abs_err == 5.0
+    nan = [torch.full((2, 3), float("nan"))]
+    assert not compare_outputs(exp, nan, 1e-2, 1e-2).ok
+    assert compare_outputs(exp, [torch.zeros(2, 3) + 1e-3], 1e-2, 1e-2).ok
+    assert not compare_outputs(exp, [torch.zeros(3, 2)], 1e-2, 1e-2).ok
+    assert not compare_outputs(exp, [], 1e-2, 1e-2).ok
+
+
+def test_flatten_and_inputs_unchanged():
+    a, b = torch.ones(2), torch.zeros(3)
+    assert len(flatten_outputs((a, [b, (a,)]))) == 3
+    assert inputs_unchanged([a.clone(), 3], [a, 3])
+    assert not inputs_unchanged([a.clone()], [a * 2])
+
+
+def test_trial_seeds_differ():
+    seeds = [trial_seed(0, i) for i in range(5)] + [trial_seed(1, i) for i in range(5)]
+    assert len(set(seeds)) == 10
+
+
+def test_profiling_ratio_exact_names():
+    prof = summarise_kernels({"my_kernel": 3.0, "my_kernel_other": 1.0, "ampere_sgemm": 4.0}, {"my_kernel"})
+    assert prof.coverage == pytest.approx(3.0 / 8.0)  # no substring matching: my_kernel_other is not ours
+    assert [k["name"] for k in prof.kernels] == ["ampere_sgemm", "my_kernel", "my_kernel_other"]
+    assert summarise_kernels({}, set()).coverage is None
+
+
+def test_feedback_is_concise_and_bottleneck_aware():
+    result = EvalResult(status="correct", speedup=1.5, ref_ms=3.0, kernel_ms=2.0, coverage=0.8,
+                        profile=[{"name": "k", "share": 0.8, "own": True}, {"name": "gemm", "share": 0.2, "own": False}])
+    text = make_feedback(result)
+    assert "1.50x" in text and "80.0%" in text and "gemm" in text
+    long = EvalResult(status="runtime_error", error="x" * 10_000)
+    assert len(make_feedback(long)) <= 1500
+    with pytest.raises(ValueError, match="status"):
+        EvalResult(status="great")
