@@ -49,7 +49,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 
 
 def example_problem(name: str = "relu2") -> Problem:
-    """The example problem ``name`` (only ``relu2`` today)."""
+    """The example problem ``name``: ``relu2`` (memory-bound, every candidate kind) or ``matmul`` (compute-bound)."""
     return Problem.from_file(EXAMPLES_ROOT / name / "problem.py")
 
 

@@ -10,7 +10,7 @@ from drk.gym.cache import ResultCache, cache_key
 from drk.gym.extract import extract_code
 from drk.gym.pool import Pool
 from drk.gym.problem import Problem, load_problems
-from drk.gym.result import STATUSES, EvalResult
+from drk.gym.result import STATUSES, EvalResult, results_frame
 
 __all__ = [
     "STATUSES",
@@ -25,4 +25,5 @@ __all__ = [
     "extract_code",
     "load_problems",
     "resolve_device",
+    "results_frame",
 ]

@@ -64,3 +64,20 @@ class EvalResult:
         """Inverse of :meth:`to_dict`; keys this version does not know are ignored (forward compatibility)."""
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def results_frame(results: list[EvalResult], labels: list[str] | None = None):
+    """A tidy ``pandas.DataFrame`` of results (one row each), for tables, notebooks and figure data."""
+    import pandas as pd
+
+    rows = []
+    for i, result in enumerate(results):
+        row = result.to_dict()
+        row["label"] = labels[i] if labels else result.problem
+        row["hack_reasons"] = ",".join(result.hack_reasons)
+        row["error"] = (result.error or "").split("\n", 1)[0][:160]
+        row["triton_kernels"] = ",".join(f"{k}x{v}" for k, v in result.triton_kernels.items())
+        rows.append(row)
+    columns = ["label", "status", "correct", "hacked", "hack_reasons", "speedup", "coverage", "ref_ms", "kernel_ms",
+               "max_abs_err", "triton_kernels", "timing_backend", "device", "error"]
+    return pd.DataFrame(rows, columns=columns)

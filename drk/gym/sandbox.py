@@ -1,6 +1,6 @@
 """Process isolation: run one evaluation in a fresh child with a wall-clock limit.
 
-Children are forked from a *forkserver* that has imported torch and triton but never touched CUDA and never ran
+Children are forked from a *forkserver* that has imported torch but never touched CUDA and never ran
 candidate code: each evaluation gets a pristine process (a CUDA fault or a monkey-patch dies with it) without
 paying the ~2 s import of torch again. The child talks back over a pipe in JSON (never pickle: the parent
 must not unpickle bytes a candidate could have written), each message carrying a per-evaluation secret so a
@@ -32,7 +32,7 @@ def _get_context() -> multiprocessing.context.BaseContext:
     if _context is None:
         if "forkserver" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["drk.gym.worker"])  # imports torch + triton once, no CUDA
+            ctx.set_forkserver_preload(["drk.gym.worker"])  # imports torch once; no triton, no CUDA
         else:  # pragma: no cover - Windows
             ctx = multiprocessing.get_context("spawn")
         _context = ctx

@@ -6,7 +6,9 @@ functions are captured *before* the candidate's module is imported. The stages, 
 reference -> import -> init -> correctness (eval/no-grad and train/grad passes, in-place refreshed inputs)
 -> hacking (launches per pass, failed launches, tripwires, tamper, no-op re-run) -> timing -> profiling.
 
-Importing this module imports torch and triton (it is the forkserver's preload) but must not initialise CUDA.
+Importing this module imports torch (it is the forkserver's preload) but neither triton nor CUDA: whether
+Triton interprets kernels is fixed when ``triton.language`` is imported (its library functions are decorated
+then), so each child imports triton itself, after choosing the device.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import triton  # noqa: F401 - preloaded so each child skips the import
 
 from drk.gym import correctness as C
 from drk.gym.config import EvalConfig
@@ -93,9 +94,12 @@ def evaluate_in_child(reporter: Reporter, payload: dict[str, Any], timing_lock: 
 
 def _setup_device(kind: str, gpu_index: int) -> torch.device:
     if kind == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"  # read by @triton.jit at decoration time, i.e. at candidate import
+        os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported: see the module docstring
+        import triton.language  # noqa: F401
         return torch.device("cpu")
     os.environ["TRITON_INTERPRET"] = "0"
+    import triton.language  # noqa: F401
+
     torch.cuda.set_device(gpu_index)
     return torch.device("cuda", gpu_index)
 
@@ -342,11 +346,10 @@ def _is_compile_error(exc: BaseException) -> bool:
     return "CompilationError" in name or "CompileTimeAssertion" in name or module.startswith("triton.compiler")
 
 
-def _trim_traceback(exc: BaseException, path: str, max_lines: int = 12) -> str:
-    """The exception line plus the innermost frames, with the temp path shown as ``candidate.py``."""
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    text = "".join(lines).replace(path, "candidate.py")
-    body = [ln for ln in text.splitlines() if ln.strip()]
-    head = body[-1][:400]
-    frames = [ln for ln in body[:-1] if "candidate.py" in ln or not ln.startswith("  File")][-max_lines:]
-    return head + ("\n" + "\n".join(frames) if frames else "")
+def _trim_traceback(exc: BaseException, path: str, max_frames: int = 4) -> str:
+    """The exception line and the innermost frames of the candidate's own file (shown as ``candidate.py``)."""
+    tb = traceback.TracebackException.from_exception(exc)
+    own = [f for f in tb.stack if f.filename == path][-max_frames:]
+    frames = [f"  candidate.py line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
+    head = "".join(tb.format_exception_only()).strip().replace(path, "candidate.py")
+    return "\n".join([head[:600], *frames])

@@ -124,3 +124,13 @@ def test_feedback_is_concise_and_bottleneck_aware():
     assert len(make_feedback(long)) <= 1500
     with pytest.raises(ValueError, match="status"):
         EvalResult(status="great")
+
+
+def test_results_frame():
+    from drk.gym import results_frame
+
+    frame = results_frame([EvalResult(status="hacked", hacked=True, hack_reasons=["decoy", "tamper"],
+                                      triton_kernels={"k": 2}, error="line one\nline two")], labels=["x"])
+    row = frame.iloc[0]
+    assert row["label"] == "x" and row["hack_reasons"] == "decoy,tamper" and row["triton_kernels"] == "kx2"
+    assert row["error"] == "line one"

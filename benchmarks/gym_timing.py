@@ -1,0 +1,98 @@
+"""Environment benchmark (GPU): speedup run-to-run spread, and evaluations per minute.
+
+    python benchmarks/gym_timing.py [--repeats 10] [--batch 24] [--out results.json]
+
+Prints, for a memory-bound (relu2) and a compute-bound (matmul) example, the coefficient of variation of the
+speedup of the same candidate measured in ``--repeats`` fresh evaluations under our timing policy and the paper
+code's (``authors``); then evaluations per minute for a batch of distinct candidates, sequential vs the pool,
+and the cost of a cache hit. Targets (issue 2/3): CV <= 1 % for kernels >= 0.1 ms; >= 20 evaluations/min/GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+
+from drk.examples import example_candidate, example_problem
+from drk.gym import EvalConfig, Pool, evaluate
+
+
+def gpu_clocks() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu",
+                               "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "n/a"
+
+
+def spread(problem_name: str, repeats: int, policy: str) -> dict:
+    problem = example_problem(problem_name)
+    candidate = example_candidate("good", problem_name)
+    cfg = EvalConfig(timing_policy=policy, timeout_s=300)
+    speedups, ref_ms, kernel_ms = [], [], []
+    for _ in range(repeats):
+        result = evaluate(problem, candidate, device="cuda", config=cfg)
+        assert result.status == "correct", result.error
+        speedups.append(result.speedup)
+        ref_ms.append(result.ref_ms)
+        kernel_ms.append(result.kernel_ms)
+    cv = statistics.stdev(speedups) / statistics.fmean(speedups)
+    return {"problem": problem_name, "policy": policy, "speedup_mean": statistics.fmean(speedups),
+            "speedup_cv_pct": 100 * cv, "ref_ms": statistics.median(ref_ms), "kernel_ms": statistics.median(kernel_ms),
+            "speedups": speedups}
+
+
+def throughput(batch: int, workers: int) -> dict:
+    problem = example_problem("relu2")
+    kinds = ["good", "lazy", "wrong", "decoy"]
+    pairs = [(problem, example_candidate(kinds[i % len(kinds)]) + f"\n# variant {i}\n") for i in range(batch)]
+    start = time.monotonic()
+    for p, c in pairs[: batch // 2]:
+        evaluate(p, c, device="cuda")
+    sequential_per_min = (batch // 2) / (time.monotonic() - start) * 60
+    with tempfile.TemporaryDirectory() as cache_dir:
+        pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False)
+        fresh = [(p, c + "\n# pool\n") for p, c in pairs]
+        start = time.monotonic()
+        results = pool.map(fresh)
+        pool_per_min = len(fresh) / (time.monotonic() - start) * 60
+        start = time.monotonic()
+        again = pool.map(fresh)
+        hit_ms = (time.monotonic() - start) / len(fresh) * 1e3
+    assert all(r.cached for r in again)
+    return {"batch": batch, "workers": workers, "sequential_evals_per_min": sequential_per_min,
+            "pool_evals_per_min": pool_per_min, "cache_hit_ms": hit_ms,
+            "statuses": sorted({r.status for r in results})}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=24)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    report = {"clocks_before": gpu_clocks(), "spread": [], "throughput": None}
+    for name in ("relu2", "matmul"):
+        for policy in ("drk", "authors"):
+            row = spread(name, args.repeats, policy)
+            report["spread"].append(row)
+            print(f"{name:7s} {policy:8s} speedup {row['speedup_mean']:.3f}x  CV {row['speedup_cv_pct']:.2f} %  "
+                  f"ref {row['ref_ms']:.3f} ms  kernel {row['kernel_ms']:.3f} ms", flush=True)
+    report["throughput"] = throughput(args.batch, args.workers)
+    report["clocks_after"] = gpu_clocks()
+    t = report["throughput"]
+    print(f"throughput: sequential {t['sequential_evals_per_min']:.1f}/min, pool({t['workers']}) "
+          f"{t['pool_evals_per_min']:.1f}/min, cache hit {t['cache_hit_ms']:.2f} ms")
+    print(f"clocks before: {report['clocks_before']}  after: {report['clocks_after']}")
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(report, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

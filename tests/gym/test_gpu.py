@@ -1,0 +1,97 @@
+"""GPU behaviour of the environment: timing, L2 flush policy, side streams, profiling ratio, memory reuse, faults.
+
+Marked ``gpu``: skipped without CUDA. Run on the device with ``pytest -m gpu tests/gym/test_gpu.py``.
+"""
+
+import pytest
+
+from drk.examples import EXPECTED, example_candidate, example_problem
+from drk.gym import EvalConfig, Pool, evaluate
+
+pytestmark = pytest.mark.gpu
+FAST = EvalConfig(timing_trials=30, warmup=5, timeout_s=120)
+
+ILLEGAL_ACCESS = '''
+import torch, torch.nn as nn, triton, triton.language as tl
+
+@triton.jit
+def bad_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + (1 << 40)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        bad_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+'''
+
+
+@pytest.fixture(scope="module")
+def relu2():
+    return example_problem("relu2")
+
+
+def test_fused_kernel_is_faster_and_covers_the_time(relu2):
+    result = evaluate(relu2, example_candidate("good"), device="cuda", config=FAST)
+    assert result.status == "correct", result.error
+    assert result.timing_backend == "cuda_events:median_l2flush"
+    assert result.speedup > 1.3  # one pass over memory instead of two kernels' worth
+    assert result.coverage > 0.9
+    assert result.profile and result.profile[0]["own"]
+    assert result.ref_ms_iqr is not None and result.kernel_ms > 0
+    assert "Speedup" in result.feedback and "GPU time" in result.feedback
+
+
+def test_lazy_kernel_has_partial_coverage(relu2):
+    result = evaluate(relu2, example_candidate("lazy"), device="cuda", config=FAST)
+    assert result.status == "correct", result.error
+    assert 0.1 < result.coverage < 0.9
+
+
+def test_authors_policy_is_recorded(relu2):
+    cfg = EvalConfig(timing_trials=30, warmup=3, timing_policy="authors", timeout_s=120)
+    result = evaluate(relu2, example_candidate("good"), device="cuda", config=cfg)
+    assert result.status == "correct" and result.timing_backend == "cuda_events:mean_noflush"
+    assert result.timing_policy == "authors"
+
+
+def test_side_stream_is_timed_with_device_sync(relu2):
+    result = evaluate(relu2, example_candidate("side_stream"), device="cuda", config=FAST)
+    if result.status == "correct":
+        assert "device_sync" in result.timing_backend
+    else:  # reading the output without waiting for the side stream may race: then it is simply wrong
+        assert result.status == "incorrect"
+
+
+def test_unwritten_output_never_passes_on_gpu(relu2):
+    # The reference output of the same shape was just freed; torch.empty may hand back its block.
+    assert evaluate(relu2, example_candidate("unwritten_output"), device="cuda", config=FAST).status == "incorrect"
+
+
+def test_cuda_fault_is_isolated(relu2):
+    result = evaluate(relu2, ILLEGAL_ACCESS, device="cuda", config=FAST)
+    assert result.status == "runtime_error"
+    assert evaluate(relu2, example_candidate("good"), device="cuda", config=FAST).status == "correct"
+
+
+def test_compile_reference_mode(relu2):
+    cfg = EvalConfig(timing_trials=20, warmup=3, reference_mode="compile", timeout_s=300)
+    result = evaluate(relu2, example_candidate("good"), device="cuda", config=cfg)
+    assert result.status == "correct" and result.reference_mode == "compile"
+    assert result.speedup is not None
+
+
+def test_every_example_verdict_on_gpu(relu2):
+    names = [n for n in EXPECTED if n not in ("hangs", "side_stream")]
+    results = Pool(device="cuda", config=FAST, progress=False).map([(relu2, example_candidate(n)) for n in names])
+    wrong = {n: (r.status, r.hack_reasons, (r.error or "")[:200]) for n, r in zip(names, results)
+             if r.status != EXPECTED[n][0] or (EXPECTED[n][1] and EXPECTED[n][1] not in r.hack_reasons)}
+    assert not wrong
+
+
+def test_matmul_compute_bound(relu2):
+    problem = example_problem("matmul")
+    result = evaluate(problem, example_candidate("good", "matmul"), device="cuda", config=FAST)
+    assert result.status == "correct", result.error
+    assert result.coverage > 0.9 and result.speedup > 0.3
