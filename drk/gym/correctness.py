@@ -22,9 +22,15 @@ def trial_seed(base_seed: int, trial: int) -> int:
 
 
 def make_inputs(module: Any, seed: int, device: torch.device) -> list[Any]:
-    """Fresh inputs from the problem's ``get_inputs()`` under ``seed``, moved to ``device``."""
+    """Fresh inputs from the problem's ``get_inputs()`` under ``seed``, created on ``device``.
+
+    ``get_inputs()`` runs under ``torch.device(device)``, so ``torch.randn(...)`` draws directly on the GPU: drawing
+    hundreds of megabytes on the CPU and copying them over would dominate an evaluation's time.
+    """
     torch.manual_seed(seed)
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    with torch.device(device):
+        inputs = module.get_inputs()
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def clone_all(values: list[Any]) -> list[Any]:

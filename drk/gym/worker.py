@@ -119,7 +119,8 @@ def _prepare_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.d
     torch.manual_seed(cfg.seed)
     init_inputs = list(module.get_init_inputs())
     torch.manual_seed(cfg.seed)
-    model = module.Model(*init_inputs).to(device)
+    with torch.device(device):  # weights drawn where they live (the candidate is built the same way)
+        model = module.Model(*init_inputs).to(device)
     init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     modes = ["eval" if i % 2 == 0 else "train" for i in range(cfg.correctness_trials)]
     trial_inputs, expected = [], []
@@ -181,7 +182,8 @@ def _import_candidate(reporter: Reporter, payload: dict[str, Any], trusted: Trus
     reporter.stage("init")
     try:
         torch.manual_seed(payload["config"]["seed"])
-        model = model_cls(*trusted.init_inputs).to(device)
+        with torch.device(device):
+            model = model_cls(*trusted.init_inputs).to(device)
         _load_reference_weights(model, trusted.init_state)
     except BaseException as exc:  # noqa: BLE001
         raise Verdict("compile_error", "ModelNew(*get_init_inputs()) failed: " + _trim_traceback(exc, path)) from None
@@ -260,24 +262,30 @@ def _hack_reasons(model: torch.nn.Module, trusted: Trusted, recorder: LaunchReco
 
 def _kernels_have_no_effect(model: torch.nn.Module, trusted: Trusted, recorder: LaunchRecorder, cfg: EvalConfig,
                             path: str) -> bool:
-    """Re-run with the candidate's kernels turned into no-ops: if the output is still right, they did no work."""
+    """Re-run with the candidate's kernels turned into no-ops: if the output is still right, they did no work.
+
+    The no-op pass comes first, on inputs the candidate has never seen: had a normal pass on the same inputs run
+    just before, the allocator could hand its freed (correct) output block straight back to ``torch.empty``.
+    """
+    device = trusted.probe_inputs[0].device if isinstance(trusted.probe_inputs[0], torch.Tensor) else "cpu"
+    numel = max((x.numel() for x in trusted.probe_expected if isinstance(x, torch.Tensor)), default=0)
     recorder.current_pass = "probe"
-    got = _call(model, C.clone_all(trusted.probe_inputs), "eval", path)
-    if not C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok:
-        raise Verdict("incorrect", "probe trial (eval pass): outputs differ from the reference")
-    del got
     recorder.noop_own_kernels = True
     try:
-        numel = max((x.numel() for x in trusted.probe_expected if isinstance(x, torch.Tensor)), default=0)
-        C.poison_allocator(trusted.probe_inputs[0].device if isinstance(trusted.probe_inputs[0], torch.Tensor)
-                           else "cpu", numel)
+        C.poison_allocator(device, numel)
         got = _call(model, C.clone_all(trusted.probe_inputs), "eval", path)
-        return C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok
+        unchanged = C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok
+        del got
     except Verdict:
-        return False  # it broke without its kernels: they matter
+        unchanged = False  # it broke without its kernels: they matter
     finally:
         recorder.noop_own_kernels = False
-        recorder.current_pass = "none"
+    C.poison_allocator(device, numel)
+    got = _call(model, C.clone_all(trusted.probe_inputs), "eval", path)
+    recorder.current_pass = "none"
+    if not C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok:
+        raise Verdict("incorrect", "probe trial (eval pass): outputs differ from the reference")
+    return unchanged
 
 
 def _hack_message(reasons: list[str], recorder: LaunchRecorder) -> str:

@@ -1,0 +1,46 @@
+"""The bundled problem suite: KernelBench-format references (levels 1-3) and our Triton solutions.
+
+Layout::
+
+    drk/problems/level{1,2,3}/NN_Name.py             the reference (Model, get_inputs, get_init_inputs, CPU_SIZES)
+    drk/problems/solutions/level{N}/NN_Name.py       a correct Triton solution (real kernels doing the work)
+    drk/problems/solutions/level{N}/NN_Name_lazy.py  for some: correct, but only a minor op in Triton
+    drk/problems/gpu_results.csv                     each solution's speedup and profiling ratio on a GPU
+
+Load references with ``drk.gym.load_problems("drk:level1")``; solutions with :func:`solution_source`. On a CPU the
+environment applies each problem's ``CPU_SIZES`` so the Triton interpreter evaluates it in seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drk.gym.problem import Problem
+
+PROBLEMS_ROOT = Path(__file__).resolve().parent
+SOLUTION_KINDS = ("fused", "lazy")
+GPU_RESULTS = PROBLEMS_ROOT / "gpu_results.csv"
+
+
+def solution_path(problem: Problem, kind: str = "fused") -> Path | None:
+    """Path of the bundled solution of ``kind`` for a bundled problem, or ``None`` if there is none."""
+    if kind not in SOLUTION_KINDS:
+        raise ValueError(f"kind={kind!r}: choose one of {SOLUTION_KINDS}")
+    if problem.level is None:
+        return None
+    suffix = "" if kind == "fused" else "_lazy"
+    path = PROBLEMS_ROOT / "solutions" / f"level{problem.level}" / f"{problem.name}{suffix}.py"
+    return path if path.is_file() else None
+
+
+def solution_source(problem: Problem, kind: str = "fused") -> str | None:
+    """Source of the bundled solution of ``kind`` (``"fused"`` or ``"lazy"``), or ``None``."""
+    path = solution_path(problem, kind)
+    return path.read_text() if path else None
+
+
+def gpu_results():
+    """The GPU measurements of every bundled solution (a DataFrame; GPU name in column ``gpu``)."""
+    import pandas as pd
+
+    return pd.read_csv(GPU_RESULTS, comment="#")

@@ -1,0 +1,26 @@
+"""HardSigmoid activation clamp(x / 6 + 1/2, 0, 1)."""
+import torch
+import torch.nn as nn
+
+BATCH = 4096
+DIM = 32768
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.hardsigmoid(x)
+
+
+def get_inputs():
+    x = torch.randn(BATCH, DIM) * 4
+    return [x]
+
+
+def get_init_inputs():
+    return []
+
+
+CPU_SIZES = {"BATCH": 64, "DIM": 256}

@@ -1,0 +1,27 @@
+"""Linear layer followed by LayerNorm over the feature dimension."""
+import torch
+import torch.nn as nn
+
+BATCH = 4096
+IN_FEATURES = 2048
+OUT_FEATURES = 4096
+
+CPU_SIZES = {"BATCH": 64, "IN_FEATURES": 80, "OUT_FEATURES": 200}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.norm = nn.LayerNorm(out_features)
+
+    def forward(self, x):
+        return self.norm(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

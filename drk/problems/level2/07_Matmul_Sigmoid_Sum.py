@@ -1,0 +1,27 @@
+"""Linear layer, sigmoid, then a sum over the feature dimension."""
+import torch
+import torch.nn as nn
+
+BATCH = 4096
+IN_FEATURES = 4096
+OUT_FEATURES = 4096
+
+CPU_SIZES = {"BATCH": 96, "IN_FEATURES": 64, "OUT_FEATURES": 160}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        x = torch.sigmoid(self.linear(x))
+        return torch.sum(x, dim=1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

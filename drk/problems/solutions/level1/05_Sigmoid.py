@@ -1,0 +1,29 @@
+"""Triton solution: Sigmoid activation applied elementwise."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sigmoid_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    y = 1.0 / (1.0 + tl.exp(-x))
+    tl.store(out_ptr + offsets, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        BLOCK_SIZE = 1024
+        grid = (triton.cdiv(n, BLOCK_SIZE),)
+        sigmoid_kernel[grid](x, out, n, BLOCK_SIZE=BLOCK_SIZE, num_warps=4)
+        return out

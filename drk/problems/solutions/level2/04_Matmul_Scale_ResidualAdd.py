@@ -1,0 +1,54 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _linear_scale_residual_kernel(
+    x_ptr, w_ptr, b_ptr, r_ptr, y_ptr, M, N, K, scale,
+    stride_xm, stride_xk, stride_wn, stride_wk, stride_rm, stride_rn, stride_ym, stride_yn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + offs_k
+        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + kk[None, :] * stride_xk,
+                    mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + kk[:, None] * stride_wk,
+                    mask=(offs_n[None, :] < N) & (kk[:, None] < K), other=0.0)
+        acc += tl.dot(a, b)
+    out_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0)
+    res = tl.load(r_ptr + offs_m[:, None] * stride_rm + offs_n[None, :] * stride_rn, mask=out_mask, other=0.0)
+    acc = (acc + bias[None, :]) * scale + res
+    tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, acc, mask=out_mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scale):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x, residual):
+        x = x.contiguous()
+        w, b = self.linear.weight, self.linear.bias
+        M, K = x.shape
+        N = w.shape[0]
+        y = torch.empty((M, N), device=x.device, dtype=torch.float32)
+        BLOCK_M = max(16, min(128, triton.next_power_of_2(M)))
+        BLOCK_N = max(16, min(128, triton.next_power_of_2(N)))
+        grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+        _linear_scale_residual_kernel[grid](
+            x, w, b, residual, y, M, N, K, float(self.scale),
+            x.stride(0), x.stride(1), w.stride(0), w.stride(1),
+            residual.stride(0), residual.stride(1), y.stride(0), y.stride(1),
+            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=32, num_warps=8, num_stages=3,
+        )
+        return y
