@@ -67,7 +67,8 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             return Comparison(False, None, f"output {index}: expected a tensor, got {type(out).__name__}")
         if tuple(out.shape) != tuple(exp.shape):
             return Comparison(False, None, f"output {index}: shape {tuple(out.shape)}, expected {tuple(exp.shape)}")
-        exp_f, out_f = exp.to(torch.float64).cpu(), out.detach().to(torch.float64).cpu()
+        # Compared where they live (a GPU does this in microseconds; 64M elements on a CPU take seconds).
+        exp_f, out_f = exp.to(torch.float64), out.detach().to(device=exp.device, dtype=torch.float64)
         diff = (exp_f - out_f).abs()
         diff = torch.where(torch.isnan(out_f) & ~torch.isnan(exp_f), torch.full_like(diff, float("inf")), diff)
         err = float(diff.max()) if diff.numel() else 0.0
@@ -76,6 +77,7 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             bad = ~_isclose(out_f, exp_f, atol=atol, rtol=rtol, equal_nan=True)
             flat = int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff))))
             where = tuple(int(i) for i in _unravel(flat, tuple(exp.shape)))
+            where = where if where else ()
             return Comparison(
                 False,
                 err,

@@ -177,9 +177,8 @@ class Tripwires:
         import torch
 
         sys._getframe = self._wrap_getframe()
+        inspect.currentframe, inspect.stack = self._wrap_inspect(inspect)
         for owner, attr, reason in (
-            (inspect, "currentframe", "tamper"),
-            (inspect, "stack", "tamper"),
             (gc, "get_objects", "tamper"),
             (gc, "get_referrers", "tamper"),
             (gc, "get_referents", "tamper"),
@@ -199,6 +198,25 @@ class Tripwires:
             return _getframe(depth + 1)
 
         return getframe
+
+    def _wrap_inspect(self, inspect_module: Any) -> tuple[Callable, Callable]:
+        """``inspect.currentframe``/``stack`` re-implemented on the real getter, so callers still get their own
+        frame (torch.fx checks it is called at module level), and calls from the candidate are noted."""
+        tripwires = self
+
+        def currentframe():
+            caller = _getframe(1)
+            if caller.f_code.co_filename == tripwires.candidate_file:
+                tripwires.hits.append("tamper:inspect.currentframe")
+            return caller
+
+        def stack(context: int = 1):
+            caller = _getframe(1)
+            if caller.f_code.co_filename == tripwires.candidate_file:
+                tripwires.hits.append("tamper:inspect.stack")
+            return inspect_module.getouterframes(caller, context)
+
+        return currentframe, stack
 
     def _wrap(self, original: Callable, label: str, reason: str) -> Callable:
         tripwires = self

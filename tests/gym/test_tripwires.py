@@ -1,0 +1,24 @@
+"""Tripwires must not change what introspection returns to torch's own callers."""
+
+import subprocess
+import sys
+
+SCRIPT = r'''
+import inspect, sys
+from drk.gym.hacking import Tripwires
+Tripwires(candidate_file="/nonexistent/candidate.py").install()
+
+def who_am_i():
+    return inspect.currentframe().f_code.co_name, sys._getframe().f_code.co_name, sys._getframe(1).f_code.co_name, inspect.stack()[0].function
+
+assert who_am_i() == ("who_am_i", "who_am_i", "<module>", "who_am_i"), who_am_i()
+import torch._dynamo  # torch.fx.wrap checks its caller's frame is a module
+import torch.profiler
+print("ok")
+'''
+
+
+def test_tripwires_keep_frame_semantics():
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("ok")
