@@ -4,9 +4,9 @@
 correctness, hacking evidence, timing and the profiling ratio; see ``docs/environment.md``.
 """
 
+from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
-from drk.gym.cache import ResultCache, cache_key
 from drk.gym.extract import extract_code
 from drk.gym.pool import Pool
 from drk.gym.problem import Problem, load_problems

@@ -4,6 +4,7 @@ import pytest
 
 from drk.examples import EXPECTED, example_candidate, example_problem
 from drk.gym import EvalConfig, EvalResult, Problem, ProblemError, evaluate
+
 CONFIG = EvalConfig(timeout_s=60)
 
 

@@ -22,3 +22,26 @@ def test_tripwires_keep_frame_semantics():
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().endswith("ok")
+
+
+SNAPSHOT_SCRIPT = r'''
+import torch
+import drk.gym.worker  # what the sandbox preloads
+from drk.gym.hacking import LaunchRecorder, TrustSnapshot, Tripwires
+LaunchRecorder(candidate_file="/nonexistent/candidate.py").install()
+Tripwires(candidate_file="/nonexistent/candidate.py").install()
+snapshot = TrustSnapshot()
+from torch.profiler import ProfilerActivity, profile
+with profile(activities=[ProfilerActivity.CPU]):
+    torch.randn(8) @ torch.randn(8)
+torch.compile  # touching the attribute is fine
+assert snapshot.changes() == [], snapshot.changes()
+torch.manual_seed = lambda seed: None
+assert snapshot.changes() == ["torch.manual_seed"], snapshot.changes()
+print("ok")
+'''
+
+
+def test_our_own_measurement_code_does_not_look_like_tampering():
+    out = subprocess.run([sys.executable, "-c", SNAPSHOT_SCRIPT], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
