@@ -2,7 +2,7 @@
 
     policies          Policy protocol; HFPolicy (local HF model + LoRA), OpenAIPolicy (chat endpoint)
     replay            ReplayPolicy (stored replies), replies built from the bundled solutions
-    prompts, context  the task/feedback messages; vanilla vs best-w context management
+    context           the task/feedback messages (drk.chat's words); vanilla vs best-w context management
     runner            evaluate_policy -> EvalRecord JSONL (+ config sidecar)
     summary           fast_p_table, fast_p_long (paper-table rows), eval_stats, stts_curves
     profiling_cases   decoy / lazy / fused candidates for Figure 2 (right) and Figure 10
@@ -10,6 +10,7 @@
 
 from drk.eval.context import CONTEXTS, build_messages, select_window
 from drk.eval.policies import EndpointError, HFPolicy, OpenAIPolicy, Policy, RequestMeta
+from drk.eval.profiling_cases import measure_profiling_cases, profiling_case_sources
 from drk.eval.records import EvalRecord, load_records
 from drk.eval.replay import ReplayPolicy, solution_replies
 from drk.eval.runner import default_evaluator, evaluate_policy
@@ -18,5 +19,5 @@ from drk.eval.summary import eval_stats, fast_p_long, fast_p_table, stts_curves
 __all__ = [
     "CONTEXTS", "EndpointError", "EvalRecord", "HFPolicy", "OpenAIPolicy", "Policy", "ReplayPolicy", "RequestMeta",
     "build_messages", "default_evaluator", "eval_stats", "evaluate_policy", "fast_p_long", "fast_p_table",
-    "load_records", "select_window", "solution_replies", "stts_curves",
+    "load_records", "measure_profiling_cases", "profiling_case_sources", "select_window", "solution_replies", "stts_curves",
 ]

@@ -134,13 +134,43 @@ def _is_watched(value: Any) -> bool:
     return callable(value) or isinstance(value, (type, staticmethod, classmethod, property))
 
 
+def _torch_wrapper_of(new: Any, original: Any) -> bool:
+    """True when ``new`` is torch's own wrapper around ``original``.
+
+    Importing ``torch._dynamo`` (which the profiler and ``torch.compile`` do) legitimately re-wraps a few torch
+    functions, e.g. ``torch.manual_seed = torch._disable_dynamo(torch.manual_seed)``. Such a wrapper's code lives in
+    torch's package and its ``__wrapped__`` chain reaches the original; a candidate's wrapper fails the first test
+    (``functools.wraps`` copies names, not code), a torch wrapper around the candidate's function the second.
+    """
+    import torch
+
+    code = getattr(new, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TORCH_DIR):
+        return False
+    seen = 0
+    while new is not None and seen < 8:
+        if new is original:
+            return True
+        new, seen = getattr(new, "__wrapped__", None), seen + 1
+    return False
+
+
+_TORCH_DIR = ""
+
+
 class TrustSnapshot:
     """Identities of the trusted functions; :meth:`changes` lists what was replaced since."""
 
     def __init__(self, extra: Iterable[Any] = ()) -> None:
+        global _TORCH_DIR
+        import os
+
+        import torch
+
+        _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
         self._spaces = {label: obj for label, obj in _namespaces(extra).items() if hasattr(obj, "__dict__")}
-        self._ids = {
-            label: {key: id(val) for key, val in vars(obj).items() if _is_watched(val)}
+        self._objects = {
+            label: {key: val for key, val in vars(obj).items() if _is_watched(val)}
             for label, obj in self._spaces.items()
         }
 
@@ -148,12 +178,14 @@ class TrustSnapshot:
         changed = []
         for label, obj in self._spaces.items():
             now = vars(obj)
-            for key, ident in self._ids[label].items():
-                if key not in now or id(now[key]) != ident:
+            for key, original in self._objects[label].items():
+                if key not in now:
+                    changed.append(f"{label}.{key}")
+                elif now[key] is not original and not _torch_wrapper_of(now[key], original):
                     changed.append(f"{label}.{key}")
             if isinstance(obj, type):  # a new attribute on a class shadows an inherited method
                 changed.extend(f"{label}.{key}" for key, val in now.items()
-                               if key not in self._ids[label] and _is_watched(val))
+                               if key not in self._objects[label] and _is_watched(val))
         import torch
 
         if torch._C._len_torch_function_stack() > 0:

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch._dynamo  # noqa: F401 - importing it wraps torch.manual_seed & co.: do it before the trust snapshot
-import torch.profiler  # noqa: F401 - (the profiler imports dynamo; timing/profiling must not look like tampering)
 
 from drk.gym import correctness as C
 from drk.gym.config import EvalConfig

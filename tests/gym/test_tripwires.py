@@ -25,8 +25,10 @@ def test_tripwires_keep_frame_semantics():
 
 
 SNAPSHOT_SCRIPT = r'''
+import sys
 import torch
 import drk.gym.worker  # what the sandbox preloads
+assert "triton" not in sys.modules and "torch._dynamo" not in sys.modules  # chosen per child, not preloaded
 from drk.gym.hacking import LaunchRecorder, TrustSnapshot, Tripwires
 LaunchRecorder(candidate_file="/nonexistent/candidate.py").install()
 Tripwires(candidate_file="/nonexistent/candidate.py").install()
@@ -34,9 +36,13 @@ snapshot = TrustSnapshot()
 from torch.profiler import ProfilerActivity, profile
 with profile(activities=[ProfilerActivity.CPU]):
     torch.randn(8) @ torch.randn(8)
-torch.compile  # touching the attribute is fine
+import torch._dynamo  # re-wraps torch.manual_seed with torch's own wrapper: not tampering
 assert snapshot.changes() == [], snapshot.changes()
-torch.manual_seed = lambda seed: None
+import functools
+original = torch.random.manual_seed
+torch.manual_seed = functools.wraps(original)(lambda seed: None)  # looks like the original, is not
+assert snapshot.changes() == ["torch.manual_seed"], snapshot.changes()
+torch.manual_seed = torch._disable_dynamo(lambda seed: None)  # torch's wrapper around somebody else's function
 assert snapshot.changes() == ["torch.manual_seed"], snapshot.changes()
 print("ok")
 '''

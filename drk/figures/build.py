@@ -1,0 +1,195 @@
+"""Writing every figure and table to a folder: the I/O layer around the ``plot_*`` and table functions.
+
+Each ``make_*`` loads its data (paper CSVs, and our results when given), plots, and saves PNG + PDF + a caption
+naming the data source; it returns the written paths. Figures from our training runs are made only when the run
+data exists. Layout of an ``ours`` results folder (all optional):
+
+    ours/eval/<label>.jsonl          evaluation records (drk.eval.evaluate_policy); <label> is the table row name
+    ours/train/<method>/**/log.jsonl drk.train logs (one wide row per step); <method> labels the run's curve
+    ours/training_log.jsonl          or: an already tidy training log, schema in drk.figures.training (or .parquet)
+    ours/profiling_cases.csv         drk.eval.profiling_cases.measure_profiling_cases output
+    ours/stts/<context>.jsonl        STTS evaluation records, one file per context strategy
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from drk.data import paper
+from drk.figures.architecture import plot_architecture
+from drk.figures.hacking import fig2_from_training_log, plot_hacking_check_curves, plot_hacking_ratio
+from drk.figures.overview import FIG1_MODELS, plot_fast_p_bars
+from drk.figures.profiling import plot_profiling_examples
+from drk.figures.scaling import plot_stts
+from drk.figures.style import save_figure
+from drk.figures.tables import build_fast_p_table, table_to_latex, table_to_markdown
+from drk.figures.training import (
+    plot_fast_p_vs_step,
+    plot_fast_p_vs_turn,
+    plot_prs_ablation,
+    plot_training_panels,
+    tidy_training_log,
+)
+
+TABLE_STEMS = {"eager": "table1_fast_p_eager", "compile": "table2_fast_p_torch_compile"}
+
+
+def _save(fig, out_dir, stem: str, caption: str, data: pd.DataFrame | None = None) -> list[Path]:
+    """Save the figure with its caption (stamped with the drk version and git SHA) and its data as CSV."""
+    import matplotlib.pyplot as plt
+
+    import drk
+    from drk.eval.records import git_sha
+
+    stamp = f" [made by drk {drk.__version__}, git {git_sha() or 'uncommitted'}]"
+    paths = save_figure(fig, out_dir, stem, caption=caption + stamp)
+    plt.close(fig)
+    if data is not None:
+        data.to_csv(Path(out_dir) / f"{stem}.csv", index=False)
+        paths.append(Path(out_dir) / f"{stem}.csv")
+    return paths
+
+
+def load_training_log(ours: str | Path | None) -> pd.DataFrame | None:
+    """Our training runs in the tidy schema of :mod:`drk.figures.training`, or None when there are none.
+
+    Reads ``ours/training_log.jsonl`` / ``.parquet`` (already tidy) and every trainer log
+    ``ours/train/<method>/**/log.jsonl`` (``drk.train``'s wide rows; the run id is the folder path).
+    """
+    if ours is None:
+        return None
+    root, frames = Path(ours), []
+    if (root / "training_log.parquet").is_file():
+        frames.append(pd.read_parquet(root / "training_log.parquet"))
+    if (root / "training_log.jsonl").is_file():
+        frames.append(pd.read_json(root / "training_log.jsonl", lines=True))
+    for path in sorted((root / "train").glob("*/**/log.jsonl")):
+        relative = path.parent.relative_to(root / "train")
+        rows = pd.read_json(path, lines=True)
+        frames.append(tidy_training_log(rows, method=relative.parts[0], run=str(relative)))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def our_fast_p_rows(ours: str | Path | None, reference_mode: str, turn: int | None = 3) -> pd.DataFrame | None:
+    """Table rows of every ``ours/eval/<label>.jsonl`` evaluated with ``reference_mode`` (turn 3 by default)."""
+    from drk.eval.records import load_records
+    from drk.eval.summary import fast_p_long, records_frame
+
+    files = sorted((Path(ours) / "eval").glob("*.jsonl")) if ours is not None else []
+    frames = []
+    for path in files:
+        records = records_frame(load_records(path))
+        records = records[records["reference_mode"] == reference_mode]
+        if len(records):
+            last = min(turn, int(records["turn"].max())) if turn is not None else None
+            untimed = records["speedup"].isna().all()  # a CPU run: Fast@p is 0 by construction, say so
+            label = path.stem + (" [no GPU timing]" if untimed else "")
+            frames.append(fast_p_long(records, model=label, turn=last))
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def make_fig1(out_dir) -> list[Path]:
+    """Figure 1 from Table 1."""
+    data = paper.load_fast_p("eager")
+    fig, _ = plot_fast_p_bars(data.frame)
+    return _save(fig, out_dir, "fig1_fast_p_overview",
+                 f"Figure 1: Fast@1.2 of {', '.join(FIG1_MODELS)} per KernelBench level. Data: paper Table 1 "
+                 f"(drk/data/paper/table1_fast_p_eager.csv: {data.source})",
+                 data.frame[data.frame["model"].isin(FIG1_MODELS)])
+
+
+def make_tables(out_dir, ours=None) -> list[Path]:
+    """Tables 1 and 2 as Markdown and LaTeX, paper rows then ours."""
+    out, paths = Path(out_dir), []
+    out.mkdir(parents=True, exist_ok=True)
+    for mode, stem in TABLE_STEMS.items():
+        data = paper.load_fast_p(mode)
+        table = build_fast_p_table(data.frame, our_fast_p_rows(ours, mode))
+        note = f"Fast@p (%) per level, {mode} reference. Paper rows: {data.source}"
+        if ours is not None:
+            note += f" Our rows: {Path(ours) / 'eval'} (turn 3 records)."
+        (out / f"{stem}.md").write_text(f"<!-- {note} -->\n" + table_to_markdown(table))
+        (out / f"{stem}.tex").write_text(f"% {note}\n" + table_to_latex(table))
+        paths += [out / f"{stem}.md", out / f"{stem}.tex"]
+    return paths
+
+
+def make_fig2_left(out_dir, ours=None) -> list[Path]:
+    """Figure 2 (left): the digitised paper curves, plus our TRLOO / no-hack-check runs when logged."""
+    data = paper.load_fig2_curves()
+    log = load_training_log(ours)
+    frames = [data.frame] + ([fig2_from_training_log(log)] if log is not None else [])
+    frame = pd.concat(frames, ignore_index=True)
+    fig, _ = plot_hacking_check_curves(frame)
+    caption = f"Figure 2 (left): Fast@p vs RL step with and without the hacking check. Paper: {data.source}"
+    if log is not None:
+        caption += f" Ours (dashed): methods trloo / no_hack_check of {Path(ours)} (train/ logs)."
+    return _save(fig, out_dir, "fig2_left_hacking_check", caption, frame)
+
+
+def make_fig10(out_dir, ours=None) -> list[Path]:
+    """Figure 2 (right) / Figure 10: profiling ratio and speedup, paper cases beside ours when measured."""
+    data = paper.load_fig10_examples()
+    ours_csv = Path(ours) / "profiling_cases.csv" if ours is not None else None
+    frames = [data.frame] + ([pd.read_csv(ours_csv)] if ours_csv is not None and ours_csv.is_file() else [])
+    frame = pd.concat(frames, ignore_index=True)
+    fig, _ = plot_profiling_examples(frame)
+    caption = f"Figure 10 / 2 (right): profiling ratio and speedup per candidate. Paper: {data.source}"
+    if len(frames) > 1:
+        caption += f" Ours: {ours_csv} (drk.gym on our bundled decoy/lazy/fused candidates)."
+    return _save(fig, out_dir, "fig10_profiling_examples", caption, frame)
+
+
+def make_fig3(out_dir) -> list[Path]:
+    """Figure 3: our environment's architecture (no data: drawn from drk.figures.architecture.OUR_ARCHITECTURE)."""
+    fig, _ = plot_architecture()
+    return _save(fig, out_dir, "fig3_architecture",
+                 "Figure 3: drk.gym, our KernelGYM: clients, pool, per-GPU workers, isolated evaluation stages. "
+                 "Drawn from drk.figures.architecture.OUR_ARCHITECTURE (no measured data).")
+
+
+def make_training_figures(out_dir, ours) -> list[Path]:
+    """Figures 4, 5/7, 8 and 9 from ``ours/training_log``; nothing when there is no log."""
+    log = load_training_log(ours)
+    if log is None:
+        return []
+    source = f"Data: our scaled-down runs in {Path(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
+    made = []
+    for stem, plot, title in (
+        ("fig4_fast_p_vs_step", plot_fast_p_vs_step, "Figure 4 (left): Fast@1 at turn 3 vs RL step per method."),
+        ("fig4_fast_p_vs_turn", plot_fast_p_vs_turn, "Figure 4 (right): Fast@1 vs turn at the last step."),
+        ("fig5_7_training_dynamics", plot_training_panels,
+         "Figures 5/7: Fast@1.2, entropy, grad norm, perplexities vs RL step."),
+        ("fig8_hacking_ratio", plot_hacking_ratio, "Figure 8: hacking ratio of rollouts vs RL step."),
+        ("fig9_prs", plot_prs_ablation, "Figure 9: PRS soft vs hard vs none."),
+    ):
+        fig, _ = plot(log)
+        made += _save(fig, out_dir, stem, f"{title} {source}")
+    return made
+
+
+def make_fig6(out_dir, ours) -> list[Path]:
+    """Figure 6 from ``ours/stts/*.jsonl``; nothing when absent."""
+    from drk.eval.records import load_records
+    from drk.eval.summary import stts_curves
+
+    files = sorted((Path(ours) / "stts").glob("*.jsonl")) if ours is not None else []
+    if not files:
+        return []
+    records = [load_records(f) for f in files]
+    untimed = all(r.speedup is None for recs in records for r in recs)
+    kind = "correct" if untimed else "fast@p"  # without GPU timing Fast@p is 0: show the correct rate instead
+    curves = pd.concat([stts_curves(recs, kind=kind) for recs in records], ignore_index=True)
+    fig, _ = plot_stts(curves, kind=kind)
+    what = "correct rate (no GPU timing in these records)" if untimed else "Fast@1.2"
+    return _save(fig, out_dir, "fig6_stts", f"Figure 6: STTS, {what} vs turn, last turn and best of history. "
+                 f"Data: {', '.join(str(f) for f in files)} (drk.eval.summary.stts_curves).", curves)
+
+
+def make_all(out_dir, ours=None) -> list[Path]:
+    """Every figure and table that the available data allows; returns the written paths."""
+    return (make_fig1(out_dir) + make_tables(out_dir, ours) + make_fig2_left(out_dir, ours)
+            + make_fig10(out_dir, ours) + make_fig3(out_dir) + make_training_figures(out_dir, ours)
+            + make_fig6(out_dir, ours))

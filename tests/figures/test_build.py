@@ -1,0 +1,54 @@
+import json
+
+import pandas as pd
+
+from drk.figures.build import load_training_log, make_all, make_fig6, make_tables, make_training_figures
+from drk.figures.style import save_figure
+from drk.figures.training import plot_metric_vs_step
+
+
+def test_save_figure_writes_non_empty_png_pdf_and_caption(tmp_path, training_log):
+    fig, _ = plot_metric_vs_step(training_log, "entropy")
+    paths = save_figure(fig, tmp_path, "x", caption="from somewhere")
+    assert [p.suffix for p in paths] == [".png", ".pdf", ".txt"]
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert paths[0].read_bytes()[:4] == b"\x89PNG" and paths[1].read_bytes()[:4] == b"%PDF"
+
+
+def test_make_all_paper_only(tmp_path):
+    names = {p.name for p in make_all(tmp_path)}
+    for stem in ("fig1_fast_p_overview", "fig2_left_hacking_check", "fig10_profiling_examples", "fig3_architecture"):
+        assert {f"{stem}.png", f"{stem}.pdf", f"{stem}.txt"} <= names
+    assert {"table1_fast_p_eager.md", "table1_fast_p_eager.tex", "table2_fast_p_torch_compile.md"} <= names
+    assert "Table 1" in (tmp_path / "fig1_fast_p_overview.txt").read_text()
+    assert not any(n.startswith(("fig4", "fig6")) for n in names)
+
+
+def test_make_all_with_our_results(tmp_path, training_log):
+    ours = tmp_path / "ours"
+    (ours / "eval").mkdir(parents=True)
+    (ours / "stts").mkdir()
+    half = training_log["method"].isin(["trloo", "grpo"])
+    training_log[~half].to_json(ours / "training_log.jsonl", orient="records", lines=True)
+    for method in ("trloo", "grpo"):  # as drk.train writes them: one wide row per step
+        wide = training_log[training_log.method == method].pivot_table(index="step", columns="metric", values="value")
+        (ours / "train" / method / "seed0").mkdir(parents=True)
+        wide.reset_index().to_json(ours / "train" / method / "seed0" / "log.jsonl", orient="records", lines=True)
+    log = load_training_log(ours)
+    assert set(log.method) == set(training_log.method) and set(log.metric) == set(training_log.metric)
+    pd.DataFrame({"case": ["decoy"], "speedup": [None], "coverage": [0.0], "source": ["ours"]}).to_csv(
+        ours / "profiling_cases.csv", index=False)
+    records = [dict(problem=f"L1/p{i}", level=1, sample=s, turn=t, status="correct", correct=True, hacked=False,
+                    speedup=1.3, reference_mode="eager", context="best_w") for i in range(2) for s in range(2)
+               for t in (1, 2, 3)]
+    for path in (ours / "eval" / "my-model.jsonl", ours / "stts" / "best_w.jsonl"):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "figs"
+    names = {p.name for p in make_training_figures(out, ours) + make_fig6(out, ours) + make_tables(out, ours)}
+    for stem in ("fig4_fast_p_vs_step", "fig4_fast_p_vs_turn", "fig5_7_training_dynamics", "fig6_stts",
+                 "fig8_hacking_ratio", "fig9_prs"):
+        assert f"{stem}.png" in names
+    md = (tmp_path / "figs" / "table1_fast_p_eager.md").read_text()
+    assert "| ours | my-model | 100.0 | 100.0 | 0.0 | 0.0 | – |" in md
+    assert "Fast@1.2" in (tmp_path / "figs" / "fig6_stts.txt").read_text()
+    assert "my-model" not in (tmp_path / "figs" / "table2_fast_p_torch_compile.md").read_text()

@@ -1,0 +1,65 @@
+"""Prompt template and answer extraction (drk.chat) for chat models and plain causal LMs."""
+
+import doctest
+
+import pytest
+
+import drk.chat
+from drk.chat import PLAIN_CHAT_TEMPLATE, PromptFormat, answer_text
+from drk.models import train_tiny_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_tiny_tokenizer()
+
+
+def test_doctests():
+    assert doctest.testmod(drk.chat).failed == 0
+
+
+def test_chat_rows_equal_the_template_rendering(tok):
+    fmt = PromptFormat(tok)
+    assert fmt.is_chat
+    reply = "```python\nA = 1\n```"
+    reply_ids = tok(reply, add_special_tokens=False).input_ids + [tok.eos_token_id]
+    row = fmt.prompt_ids("SRC") + reply_ids + fmt.feedback_ids("it failed", reply_ids=reply_ids)
+    messages = fmt.conversation("SRC", [reply], ["it failed"])
+    expected = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert tok.decode(row) == expected
+
+
+def test_truncated_reply_is_closed_by_the_feedback_turn(tok):
+    fmt = PromptFormat(tok)
+    cut = tok("```python\nA =", add_special_tokens=False).input_ids  # no EOS: max tokens reached
+    assert fmt.feedback_text("x", reply_ids=cut).startswith("<|im_end|>\n<|im_start|>user")
+    assert fmt.feedback_text("x", reply_ids=[tok.eos_token_id]).startswith("\n<|im_start|>user")
+
+
+def test_plain_lm_format_and_its_sft_template_agree():
+    tok = train_tiny_tokenizer()
+    tok.chat_template = None
+    fmt = PromptFormat(tok)
+    assert not fmt.is_chat
+    text = fmt.prompt_text("SRC")
+    assert "### Problem" in text and text.endswith("### Answer\n")
+    reply = "```python\nB = 2\n```"
+    transcript = text + reply + tok.eos_token + fmt.feedback_text("wrong output")
+    tok.chat_template = PLAIN_CHAT_TEMPLATE
+    rendered = tok.apply_chat_template(fmt.conversation("SRC", [reply], ["wrong output"]), tokenize=False)
+    assert rendered == transcript
+
+
+def test_answer_text_for_thinking_and_plain_models():
+    assert answer_text("<think>```python\nX=0\n```</think>```python\nY=1\n```") == "```python\nY=1\n```"
+    assert answer_text("```python\nY=1\n```<think>unfinished") == "```python\nY=1\n```"
+    assert answer_text("```python\nZ=2\n```\n### Problem\nmore") == "```python\nZ=2\n```"
+
+
+def test_bad_format_kind(tok):
+    with pytest.raises(ValueError, match="kind"):
+        PromptFormat(tok, kind="json")
+    tok2 = train_tiny_tokenizer()
+    tok2.chat_template = None
+    with pytest.raises(ValueError, match="no chat template"):
+        PromptFormat(tok2, kind="chat")
