@@ -2,8 +2,12 @@
 
 ``python -m drk.reproduce --quick`` runs each notebook with small parameters (CPU, minutes);
 without ``--quick`` it uses the full parameters (a GPU is used when present). Executed notebooks go to
-``<out>/notebooks``; figures and tables to ``<figures>`` (default ``figures/``), each with a caption file saying
-where its data came from.
+``<out>/notebooks``; our measured data to ``<out>/ours`` (training logs, evaluation records, profiling cases);
+figures and tables to ``--figures`` (default ``figures/``), each with a caption file saying where its data came from.
+
+The training ablations behind Figs. 2 (left), 4, 5/7, 8 and 9 are runs of notebook 03 with different settings
+(:data:`TRAINING_RUNS`). With ``--quick`` they are 2-step runs of a tiny random model on CPU: they exercise the
+whole pipeline and draw every figure, but their curves say nothing about the method (the captions say so).
 """
 
 from __future__ import annotations
@@ -12,37 +16,93 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-#: notebook -> (quick parameters, full parameters). ``out_dir`` and ``device`` are added for every notebook.
-NOTEBOOKS: dict[str, tuple[dict, dict]] = {
-    "01_environment.ipynb": ({"quick": True}, {"quick": False}),
-    "02_grpo_bias_vs_trloo.ipynb": ({"quick": True}, {"quick": False}),
-    "03_rl_training.ipynb": ({"quick": True}, {"quick": False}),
-    "04_evaluation_and_tts.ipynb": ({"quick": True}, {"quick": False}),
-    "05_figures_and_tables.ipynb": ({"quick": True}, {"quick": False}),
+#: Training runs (notebook 03): method label -> (estimator, drk.train.RLConfig overrides). Labels are the ones
+#: drk.figures.build expects (Fig 4: trloo/grpo/single_turn/gamma0/no_hack_check; Fig 5/7: trloo/mrs/pr/prs;
+#: Fig 9: prs_soft/prs_hard/no_prs).
+TRAINING_RUNS: dict[str, tuple[str, dict]] = {
+    "trloo": ("trloo", {}),
+    "grpo": ("grpo", {}),
+    "single_turn": ("trloo", {"advantage_level": "trajectory"}),
+    "gamma0": ("trloo", {"gamma": 0.0}),
+    "no_hack_check": ("trloo", {"eval_config": {"hacking_check": False}}),
+    "mrs": ("trloo", {"mrs": True}),
+    "pr": ("trloo", {"mrs": True, "use_profiling_ratio": True}),
+    "prs": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "soft"}),
+    "prs_soft": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "soft"}),
+    "prs_hard": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "hard"}),
+    "no_prs": ("trloo", {"mrs": True, "use_profiling_ratio": True}),
 }
 
 
-def run_notebooks(names: Sequence[str], *, quick: bool, out: Path, figures: Path, device: str) -> list[Path]:
-    """Execute ``names`` in order; returns the executed notebook paths. Raises on the first failure."""
+#: What a complete run must leave in the figures folder (each stem as .png and .pdf unless it is a table).
+EXPECTED_FIGURES: tuple[str, ...] = (
+    "fig1_fast_p_overview", "fig2_left_hacking_check", "fig3_architecture", "fig4_fast_p_vs_step",
+    "fig4_fast_p_vs_turn", "fig5_7_training_dynamics", "fig6_stts", "fig8_hacking_ratio", "fig9_prs",
+    "fig10_profiling_examples", "bias_shrink_factor", "bias_per_turn_shrink", "bias_bandit_curves",
+)
+EXPECTED_TABLES: tuple[str, ...] = ("table1_fast_p_eager.md", "table1_fast_p_eager.tex",
+                                    "table2_fast_p_torch_compile.md", "table2_fast_p_torch_compile.tex")
+
+
+def missing_outputs(figures: Path) -> list[str]:
+    """Expected figure/table files that are absent or empty under ``figures``."""
+    names = [f"{stem}.{ext}" for stem in EXPECTED_FIGURES for ext in ("png", "pdf", "txt")] + list(EXPECTED_TABLES)
+    return [n for n in names if not (figures / n).is_file() or (figures / n).stat().st_size == 0]
+
+
+@dataclass
+class Run:
+    """One papermill execution: a notebook, a label, and its quick/full parameters."""
+
+    notebook: str
+    label: str
+    quick: dict = field(default_factory=dict)
+    full: dict = field(default_factory=dict)
+
+
+def plan(out: Path, figures: Path, device: str) -> list[Run]:
+    """Every notebook execution, in order; paths are resolved so notebooks can run from any directory."""
+    ours, figs = str(out.resolve() / "ours"), str(figures.resolve())
+    common = {"out_dir": figs, "device": device}
+    runs = [
+        Run("01_environment.ipynb", "01", {**common, "quick": True}, {**common, "quick": False}),
+        Run("02_grpo_bias_vs_trloo.ipynb", "02", {**common, "quick": True}, {**common, "quick": False}),
+    ]
+    for method, (estimator, overrides) in TRAINING_RUNS.items():
+        # On CPU there are no profiles: PRS keeps correct turns whose PR is missing (it is inert there).
+        cpu_safe = {**overrides, "prs_on_missing": "keep"} if "prs" in overrides else overrides
+        base = {"out_dir": ours, "method": method, "estimator": estimator}
+        runs.append(Run("03_rl_training.ipynb", f"03:{method}",
+                        {**base, "overrides": cpu_safe, "quick": True, "device": "cpu"},
+                        {**base, "overrides": overrides, "quick": False, "device": device}))
+    runs += [
+        Run("04_evaluation_and_tts.ipynb", "04", {**common, "results_dir": ours, "quick": True},
+            {**common, "results_dir": ours, "quick": False}),
+        Run("05_figures_and_tables.ipynb", "05", {**common, "our_results_dir": ours, "quick": True},
+            {**common, "our_results_dir": ours, "quick": False}),
+    ]
+    return runs
+
+
+def execute(runs: Sequence[Run], *, quick: bool, out: Path) -> list[Path]:
+    """Execute ``runs`` in order; returns the executed notebook paths. Raises on the first failure."""
     import papermill
 
     executed = []
     (out / "notebooks").mkdir(parents=True, exist_ok=True)
-    for name in names:
-        quick_params, full_params = NOTEBOOKS[name]
-        params = {**(quick_params if quick else full_params), "out_dir": str(figures.resolve()), "device": device}
-        target = out / "notebooks" / name
+    for run in runs:
+        target = out / "notebooks" / f"{run.label.replace(':', '_')}_{run.notebook}"
         start = time.monotonic()
-        print(f"[drk.reproduce] {name} ...", flush=True)
-        papermill.execute_notebook(
-            str(REPO_ROOT / "notebooks" / name), str(target), parameters=params, kernel_name="python3",
-            cwd=str(REPO_ROOT), progress_bar=False,
-        )
-        print(f"[drk.reproduce] {name} done in {time.monotonic() - start:.0f} s -> {target}", flush=True)
+        print(f"[drk.reproduce] {run.label} {run.notebook} ...", flush=True)
+        papermill.execute_notebook(str(REPO_ROOT / "notebooks" / run.notebook), str(target),
+                                   parameters=run.quick if quick else run.full, kernel_name="python3",
+                                   cwd=str(REPO_ROOT), progress_bar=False)
+        print(f"[drk.reproduce] {run.label} done in {time.monotonic() - start:.0f} s -> {target}", flush=True)
         executed.append(target)
     return executed
 
@@ -51,17 +111,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m drk.reproduce", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small parameters: CPU-friendly, minutes")
-    parser.add_argument("--out", type=Path, default=Path("out"), help="executed notebooks go here")
+    parser.add_argument("--out", type=Path, default=Path("out"), help="executed notebooks and our data go here")
     parser.add_argument("--figures", type=Path, default=REPO_ROOT / "figures", help="figures and tables go here")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    parser.add_argument("--only", nargs="*", help="notebook name prefixes to run, e.g. 01 05")
+    parser.add_argument("--only", nargs="*", help="run labels to run, by prefix, e.g. 01 03:trloo 05")
     args = parser.parse_args(argv)
-    names = [n for n in NOTEBOOKS if not args.only or any(n.startswith(p) for p in args.only)]
-    missing = [n for n in names if not (REPO_ROOT / "notebooks" / n).is_file()]
+    runs = [r for r in plan(args.out, args.figures, args.device)
+            if not args.only or any(r.label.startswith(p) for p in args.only)]
+    missing = sorted({r.notebook for r in runs if not (REPO_ROOT / "notebooks" / r.notebook).is_file()})
     if missing:
         print(f"[drk.reproduce] notebooks not found: {missing}", file=sys.stderr)
         return 2
-    run_notebooks(names, quick=args.quick, out=args.out, figures=args.figures, device=args.device)
+    start = time.monotonic()
+    execute(runs, quick=args.quick, out=args.out)
+    print(f"[drk.reproduce] {len(runs)} notebook runs in {time.monotonic() - start:.0f} s; figures in {args.figures}")
+    missing = missing_outputs(args.figures) if not args.only else []
+    if missing:
+        print(f"[drk.reproduce] expected outputs missing or empty: {missing}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -158,7 +158,7 @@ def make_training_figures(out_dir, ours) -> list[Path]:
     source = f"Data: our scaled-down runs in {Path(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
     made = []
     for stem, plot, title in (
-        ("fig4_fast_p_vs_step", plot_fast_p_vs_step, "Figure 4 (left): Fast@1 at turn 3 vs RL step per method."),
+        ("fig4_fast_p_vs_step", plot_fast_p_vs_step, "Figure 4 (left): Fast@1 at the last turn (3 in the paper) vs RL step per method."),
         ("fig4_fast_p_vs_turn", plot_fast_p_vs_turn, "Figure 4 (right): Fast@1 vs turn at the last step."),
         ("fig5_7_training_dynamics", plot_training_panels,
          "Figures 5/7: Fast@1.2, entropy, grad norm, perplexities vs RL step."),

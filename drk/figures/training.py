@@ -129,14 +129,19 @@ def plot_metric_vs_step(log: pd.DataFrame, metric: str, ax=None, *, methods: Seq
     return fig, ax
 
 
-def plot_fast_p_vs_step(log: pd.DataFrame, ax=None, *, p: float = 1.0, turn: int = 3,
+def plot_fast_p_vs_step(log: pd.DataFrame, ax=None, *, p: float = 1.0, turn: int | None = None,
                         methods: Sequence[str] | None = None, prefix: str | None = None):
     """Figure 4 (left): Fast@p at ``turn`` vs RL step, one line per method.
 
-    ``prefix`` picks ``eval/`` (held out) or ``gym/`` (training rollouts); default :func:`fast_p_prefix`.
+    ``turn`` defaults to the last turn logged (3 in the paper's runs). ``prefix`` picks ``eval/`` (held out) or
+    ``gym/`` (training rollouts); default :func:`fast_p_prefix`.
     """
     validate_training_log(log)
     prefix = prefix or fast_p_prefix(log)
+    if turn is None:
+        pattern = re.compile(rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$")
+        logged = log["metric"].astype(str).str.extract(pattern, expand=False).dropna().astype(int)
+        turn = int(logged.max()) if len(logged) else 3
     return plot_metric_vs_step(log, fast_p_metric(p, turn, prefix), ax, methods=methods, percent=True,
                                ylabel=f"Fast@{p:g}, turn {turn} (%)")
 

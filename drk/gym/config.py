@@ -36,6 +36,9 @@ class EvalConfig:
     timing_policy: Literal["drk", "authors"] = "drk"
     #: Measure the profiling ratio with ``torch.profiler`` (GPU only).
     profile: bool = True
+    #: Judge hacking. ``False`` reproduces the paper's "without hacking check" ablation: evidence is still gathered
+    #: and recorded in ``hack_reasons``, but no verdict is ``hacked`` and such candidates are timed like any other.
+    hacking_check: bool = True
     #: Base seed; per-trial seeds are derived from it and recorded.
     seed: int = 0
     #: Timed calls on CPU (interpreter timing is reported, never as a GPU speedup).

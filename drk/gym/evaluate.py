@@ -105,7 +105,7 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
     if not defines_model_new(code):
         return EvalResult(status="format_error", error="no `class ModelNew` defined at module level")
     reasons = run_static_checks(code)
-    if reasons:
+    if reasons and config.hacking_check:
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,
                           error=f"static checks flagged: {', '.join(reasons)}")
     return code, reasons
@@ -131,9 +131,7 @@ def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: Eval
     fields = {k: v for k, v in data.items() if k in EvalResult.__dataclass_fields__}
     fields.setdefault("status", "runtime_error")
     result = EvalResult(**{**base, **fields})
-    result.hack_reasons = sorted(set(result.hack_reasons) | set(static_reasons))
-    result.hacked = result.status == "hacked" or bool(result.hack_reasons)
-    if result.hacked:
-        result.status = "hacked" if result.status == "correct" else result.status
+    result.hack_reasons = sorted(set(result.hack_reasons) | set(static_reasons))  # evidence, even if unjudged
+    result.hacked = result.status == "hacked"
     result.correct = result.status == "correct"
     return result

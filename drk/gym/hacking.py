@@ -162,6 +162,7 @@ class TrustSnapshot:
     """Identities of the trusted functions; :meth:`changes` lists what was replaced since."""
 
     def __init__(self, extra: Iterable[Any] = ()) -> None:
+        self.judge = True  # False: record changes as evidence only (EvalConfig.hacking_check=False)
         global _TORCH_DIR
         import os
 

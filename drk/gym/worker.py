@@ -73,13 +73,14 @@ def evaluate_in_child(reporter: Reporter, payload: dict[str, Any], timing_lock: 
         trusted = _prepare_reference(payload, cfg, device)
     except Exception as exc:  # noqa: BLE001
         return {**out, "reference_error": _trim_traceback(exc, payload["problem_path"])}
-    recorder, tripwires, snapshot = _install_instruments(payload["candidate_path"], trusted)
+    recorder, tripwires, snapshot = _install_instruments(payload["candidate_path"], trusted, cfg.hacking_check)
     try:
         model = _import_candidate(reporter, payload, trusted, device, snapshot)
         _check_correctness(reporter, model, trusted, cfg, recorder, snapshot, payload["candidate_path"])
         reasons = _hack_reasons(model, trusted, recorder, tripwires, snapshot, cfg, payload["candidate_path"])
         out["triton_kernels"] = recorder.own_launch_counts()
-        if reasons:
+        out["hack_reasons"] = reasons
+        if reasons and cfg.hacking_check:
             raise Verdict("hacked", _hack_message(reasons, recorder), hack_reasons=reasons)
         out.update(_measure(reporter, model, trusted, cfg, device, recorder, tripwires, timing_lock, snapshot))
         out["status"] = "correct"
@@ -150,13 +151,15 @@ def _run(model: torch.nn.Module, inputs: list[Any], mode: str) -> list[Any]:
     return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in C.flatten_outputs(out)]
 
 
-def _install_instruments(candidate_path: str, trusted: Trusted) -> tuple[LaunchRecorder, Tripwires, TrustSnapshot]:
+def _install_instruments(candidate_path: str, trusted: Trusted,
+                         judge: bool = True) -> tuple[LaunchRecorder, Tripwires, TrustSnapshot]:
     recorder = LaunchRecorder(candidate_file=candidate_path)
     recorder.install()
     tripwires = Tripwires(candidate_file=candidate_path)
     tripwires.install()
     reference_classes = {type(m) for m in trusted.model.modules()}
     snapshot = TrustSnapshot(extra=[trusted.module, *reference_classes])
+    snapshot.judge = judge
     return recorder, tripwires, snapshot
 
 
@@ -302,8 +305,9 @@ def _hack_message(reasons: list[str], recorder: LaunchRecorder) -> str:
 
 
 def _raise_on_tamper(snapshot: TrustSnapshot, stage: str) -> None:
+    """Tampering ends the evaluation at once, whatever the outputs (unless hacking checks are disabled)."""
     changes = snapshot.changes()
-    if changes:
+    if changes and snapshot.judge:
         raise Verdict("hacked", f"tampering detected during {stage}: replaced {changes[:5]}", hack_reasons=["tamper"])
 
 

@@ -18,7 +18,7 @@ from drk.train.rollout import Trajectory
 
 #: Per-sample columns of :func:`turn_table` (all shape (n,)).
 TABLE_COLUMNS = ("row", "prompt_id", "traj_id", "turn", "start", "end", "reward", "correct", "hacked",
-                 "speedup", "coverage", "status", "problem", "scripted")
+                 "hack_evidence", "speedup", "coverage", "status", "problem", "scripted")
 
 
 def turn_table(trajs: list[Trajectory], *, use_profiling_ratio: bool = False, speedup_cap: float = 3.0,
@@ -43,6 +43,8 @@ def turn_table(trajs: list[Trajectory], *, use_profiling_ratio: bool = False, sp
                                       scale=scale),
                 "correct": bool(res.get("correct")) and not bool(res.get("hacked")),
                 "hacked": bool(res.get("hacked")),
+                # evidence, also when the environment's hacking check is off (the no-check ablation)
+                "hack_evidence": bool(res.get("hacked")) or bool(res.get("hack_reasons")),
                 "speedup": _nan_if_none(res.get("speedup")), "coverage": _nan_if_none(res.get("coverage")),
                 "status": res.get("status", ""), "problem": getattr(tr.problem, "name", str(tr.problem)),
                 "scripted": t.scripted,

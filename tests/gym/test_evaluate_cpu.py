@@ -112,3 +112,12 @@ def test_parameters_are_shared_with_the_reference(tmp_path):
         "        mul_kernel[(x.shape[0],)](x, self.scale, y, x.numel(), N=x.shape[1])\n        return y\n"
     )
     assert evaluate(problem, candidate, device="cpu", config=CONFIG).status == "correct"
+
+
+@pytest.mark.parametrize("fixture, reason", [("decoy", "decoy"), ("tamper_allclose", "tamper"), ("no_effect", "no_effect")])
+def test_hacking_check_off_records_evidence_without_a_verdict(problem, fixture, reason):
+    result = run(problem, fixture, hacking_check=False)
+    assert not result.hacked and reason in result.hack_reasons
+    assert result.status in ("correct", "incorrect")  # tamper_allclose returns zeros: judged on its outputs
+    if fixture != "tamper_allclose":
+        assert result.status == "correct" and result.correct

@@ -29,6 +29,6 @@ def test_notebook_runs_with_papermill(tmp_path):
     papermill = pytest.importorskip("papermill")
     papermill.execute_notebook(str(NOTEBOOK), str(tmp_path / "out.ipynb"), parameters={"out_dir": str(tmp_path)},
                                kernel_name="python3", cwd=str(NOTEBOOK.parents[1]), progress_bar=False)
-    run = tmp_path / "rl_training"
+    run = tmp_path / "train" / "trloo"
     assert (run / "checkpoint-final" / "drk_config.json").is_file()
     assert len((run / "log.jsonl").read_text().splitlines()) >= 2
