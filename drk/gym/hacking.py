@@ -14,6 +14,8 @@ Three instruments, installed before the candidate is imported:
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -142,10 +144,8 @@ def _torch_wrapper_of(new: Any, original: Any) -> bool:
     torch's package and its ``__wrapped__`` chain reaches the original; a candidate's wrapper fails the first test
     (``functools.wraps`` copies names, not code), a torch wrapper around the candidate's function the second.
     """
-    import torch
-
     code = getattr(new, "__code__", None)
-    if code is None or not code.co_filename.startswith(_TORCH_DIR):
+    if code is None or not code.co_filename.startswith(_torch_dir()):
         return False
     seen = 0
     while new is not None and seen < 8:
@@ -155,7 +155,11 @@ def _torch_wrapper_of(new: Any, original: Any) -> bool:
     return False
 
 
-_TORCH_DIR = ""
+@functools.lru_cache(maxsize=1)
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(torch.__file__) + os.sep
 
 
 class TrustSnapshot:
@@ -163,12 +167,6 @@ class TrustSnapshot:
 
     def __init__(self, extra: Iterable[Any] = ()) -> None:
         self.judge = True  # False: record changes as evidence only (EvalConfig.hacking_check=False)
-        global _TORCH_DIR
-        import os
-
-        import torch
-
-        _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
         self._spaces = {label: obj for label, obj in _namespaces(extra).items() if hasattr(obj, "__dict__")}
         self._objects = {
             label: {key: val for key, val in vars(obj).items() if _is_watched(val)}
@@ -221,13 +219,17 @@ class Tripwires:
         self._wrap_library(torch)
         self._wrap_stream(torch)
 
+    def _note_if_candidate(self, hit: str) -> None:
+        """Record ``hit`` when the function calling our wrapper (two frames up) is the candidate's code."""
+        if _getframe(2).f_code.co_filename == self.candidate_file:
+            self.hits.append(hit)
+
     def _wrap_getframe(self) -> Callable:
         """``sys._getframe`` keeps its meaning (depth counted from the caller) for torch's own callers."""
         tripwires = self
 
         def getframe(depth: int = 0):
-            if _getframe(1).f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append("tamper:sys._getframe")
+            tripwires._note_if_candidate("tamper:sys._getframe")
             return _getframe(depth + 1)
 
         return getframe
@@ -238,26 +240,21 @@ class Tripwires:
         tripwires = self
 
         def currentframe():
-            caller = _getframe(1)
-            if caller.f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append("tamper:inspect.currentframe")
-            return caller
+            tripwires._note_if_candidate("tamper:inspect.currentframe")
+            return _getframe(1)
 
         def stack(context: int = 1):
-            caller = _getframe(1)
-            if caller.f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append("tamper:inspect.stack")
-            return inspect_module.getouterframes(caller, context)
+            tripwires._note_if_candidate("tamper:inspect.stack")
+            return inspect_module.getouterframes(_getframe(1), context)
 
         return currentframe, stack
 
     def _wrap(self, original: Callable, label: str, reason: str) -> Callable:
+        """A pass-through wrapper that notes calls from the candidate (also used for ``__init__``/``__new__``)."""
         tripwires = self
 
         def wrapper(*args, **kwargs):
-            caller = _getframe(1)
-            if caller.f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append(f"{reason}:{label}")
+            tripwires._note_if_candidate(f"{reason}:{label}")
             return original(*args, **kwargs)
 
         wrapper.__wrapped__ = original
@@ -266,28 +263,12 @@ class Tripwires:
     def _wrap_library(self, torch_module: Any) -> None:
         """Registering new kernels for aten ops from the candidate replaces the reference's ops."""
         library_cls = torch_module.library.Library
-        original_init = library_cls.__init__
-        tripwires = self
-
-        def __init__(lib_self, *args, **kwargs):
-            if _getframe(1).f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append("tamper:torch.library.Library")
-            original_init(lib_self, *args, **kwargs)
-
-        library_cls.__init__ = __init__
+        library_cls.__init__ = self._wrap(library_cls.__init__, "torch.library.Library", "tamper")
 
     def _wrap_stream(self, torch_module: Any) -> None:
         """Streams the candidate creates: their work could escape a timer that watches one stream."""
         stream_cls = torch_module.cuda.Stream
-        original_new = stream_cls.__new__
-        tripwires = self
-
-        def __new__(cls, *args, **kwargs):
-            if _getframe(1).f_code.co_filename == tripwires.candidate_file:
-                tripwires.hits.append("side_stream:torch.cuda.Stream")
-            return original_new(cls, *args, **kwargs)
-
-        stream_cls.__new__ = __new__
+        stream_cls.__new__ = self._wrap(stream_cls.__new__, "torch.cuda.Stream", "side_stream")
 
     @property
     def side_stream(self) -> bool:

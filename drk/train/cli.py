@@ -28,46 +28,41 @@ def _resolve(cls, args):
     return cls.from_file(args.config, overrides) if args.config else cls.from_dict(overrides)
 
 
-def main_train(argv: list[str] | None = None) -> int:
-    """``drk train``: multi-turn RL (TRLOO/GRPO, PRS/MRS, LoRA or full, HF or vLLM rollouts)."""
-    args = _parser("drk train", "Multi-turn RL training of a Triton-kernel policy against drk.gym.").parse_args(argv)
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from drk.train.config import RLConfig
-
+def _main(prog: str, description: str, config_cls, run, argv: list[str] | None) -> int:
+    """Parse, validate (bad config: exit 2 with the reason), optionally print the config, then run."""
+    args = _parser(prog, description).parse_args(argv)
     try:
-        cfg = _resolve(RLConfig, args)
+        cfg = _resolve(config_cls, args)
     except ValueError as exc:
-        print(f"drk train: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     if args.print_config:
         print(json.dumps(cfg.to_dict(), indent=2))
         return 0
-    from drk.train.api import train
-
-    result = train(cfg)
-    print(f"trained {result.steps} steps; checkpoint {result.checkpoint}; log {result.log_path}")
+    print(run(cfg))
     return 0
+
+
+def main_train(argv: list[str] | None = None) -> int:
+    """``drk train``: multi-turn RL (TRLOO/GRPO, PRS/MRS, LoRA or full, HF or vLLM rollouts)."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from drk.train.api import train
+    from drk.train.config import RLConfig
+
+    def run(cfg: RLConfig) -> str:
+        result = train(cfg)
+        return f"trained {result.steps} steps; checkpoint {result.checkpoint}; log {result.log_path}"
+
+    return _main("drk train", "Multi-turn RL training of a Triton-kernel policy against drk.gym.", RLConfig, run,
+                 argv)
 
 
 def main_sft(argv: list[str] | None = None) -> int:
     """``drk sft``: supervised cold start on multi-turn trajectories (JSONL)."""
-    args = _parser("drk sft", "Supervised cold start on multi-turn trajectories with TRL's SFTTrainer.").parse_args(
-        argv)
-    from drk.train.sft import SFTRunConfig
+    from drk.train.sft import SFTRunConfig, sft
 
-    try:
-        cfg = _resolve(SFTRunConfig, args)
-    except ValueError as exc:
-        print(f"drk sft: {exc}", file=sys.stderr)
-        return 2
-    if args.print_config:
-        print(json.dumps(cfg.to_dict(), indent=2))
-        return 0
-    from drk.train.sft import sft
-
-    checkpoint = sft(cfg)
-    print(f"sft done; checkpoint {checkpoint}")
-    return 0
+    return _main("drk sft", "Supervised cold start on multi-turn trajectories with TRL's SFTTrainer.", SFTRunConfig,
+                 lambda cfg: f"sft done; checkpoint {sft(cfg)}", argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,18 @@ import sys
 SCRIPT = r'''
 import inspect, sys
 from drk.gym.hacking import Tripwires
-Tripwires(candidate_file="/nonexistent/candidate.py").install()
+wires = Tripwires(candidate_file="/nonexistent/candidate.py")
+wires.install()
+candidate_code = """
+import torch
+try:
+    torch.cuda.Stream()
+except Exception:
+    pass  # no GPU here: the attempt is what counts
+lib = torch.library.Library("aten", "IMPL")
+"""
+exec(compile(candidate_code, "/nonexistent/candidate.py", "exec"), {})
+assert wires.side_stream and wires.reasons() == ["tamper"], wires.hits
 
 def who_am_i():
     return inspect.currentframe().f_code.co_name, sys._getframe().f_code.co_name, sys._getframe(1).f_code.co_name, inspect.stack()[0].function
