@@ -5,7 +5,8 @@ Layout::
     drk/problems/level{1,2,3}/NN_Name.py             the reference (Model, get_inputs, get_init_inputs, CPU_SIZES)
     drk/problems/solutions/level{N}/NN_Name.py       a correct Triton solution (real kernels doing the work)
     drk/problems/solutions/level{N}/NN_Name_lazy.py  for some: correct, but only a minor op in Triton
-    drk/problems/gpu_results.csv                     each solution's speedup and profiling ratio on a GPU
+    drk/problems/gpu_results.csv                     each solution's GPU speedup and profiling ratio, written by
+                                                     benchmarks/suite_gpu.py (not yet shipped: needs a GPU run)
 
 Load references with ``drk.gym.load_problems("drk:level1")``; solutions with :func:`solution_source`. On a CPU the
 environment applies each problem's ``CPU_SIZES`` so the Triton interpreter evaluates it in seconds.
@@ -37,10 +38,3 @@ def solution_source(problem: Problem, kind: str = "fused") -> str | None:
     """Source of the bundled solution of ``kind`` (``"fused"`` or ``"lazy"``), or ``None``."""
     path = solution_path(problem, kind)
     return path.read_text() if path else None
-
-
-def gpu_results():
-    """The GPU measurements of every bundled solution (a DataFrame; GPU name in column ``gpu``)."""
-    import pandas as pd
-
-    return pd.read_csv(GPU_RESULTS, comment="#")
