@@ -11,9 +11,9 @@ fi
 PIP="$VENV/bin/python -m pip"
 $PIP install -q --upgrade pip
 if [[ ${1:-} == --gpu ]]; then
-  $PIP install -q -e ".[train,figures,notebooks,test]"
+  $PIP install -q -e ".[train,figures,notebooks,test,ray]"
 else
   $PIP install -q -c constraints.txt torch==2.13.0 triton==3.7.1 numpy
-  $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test]"
+  $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test,ray]"
 fi
 echo "drk environment ready in $VENV"
