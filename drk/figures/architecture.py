@@ -13,13 +13,15 @@ class Architecture:
     """What the diagram shows: clients, the parent pool, its workers, and the stages one candidate goes through."""
 
     clients: tuple[str, ...] = ("drk.train\ntrainer rollouts", "drk.eval\nevaluate_policy / STTS")
-    parent: str = ("drk.gym.Pool  (parent)\nrequest queue, result cache\n"
+    parent: str = ("drk.gym.Pool  (parent)\nresult cache; format + static checks\n"
                    "never imports candidate code")
-    workers: tuple[str, ...] = ("worker, GPU 0", "worker, GPU 1", "worker, GPU k")
-    sandbox: str = "fresh spawned child process per candidate\n(killed at timeout_s; a crash is a status, not a worker loss)"
+    workers: tuple[str, ...] = ("threads for GPU 0\n(timing lock)", "threads for GPU 1\n(timing lock)",
+                                "threads for GPU k\n(timing lock)")
+    sandbox: str = ("fresh child per candidate, forked from a warm server (torch, no CUDA)\n"
+                    "(process group killed at timeout_s; JSON + secret token back; a crash is a status)")
     stages: tuple[tuple[str, str], ...] = (
-        ("format check", "code block, class ModelNew"),
         ("reference outputs", "trusted, computed before candidate import"),
+        ("instruments", "Triton launch recorder, tripwires, trust snapshot"),
         ("candidate import", "compile_error on failure"),
         ("correctness", "5 seeded input sets, eval & train modes"),
         ("hacking checks", "Triton launch instrumentation, no-op rerun, tamper"),
