@@ -11,7 +11,7 @@
 from drk.eval.context import CONTEXTS, build_messages, select_window
 from drk.eval.policies import EndpointError, HFPolicy, OpenAIPolicy, Policy, RequestMeta
 from drk.eval.profiling_cases import measure_profiling_cases, profiling_case_sources
-from drk.eval.records import EvalRecord, load_records
+from drk.eval.records import EvalRecord, load_records, save_parquet
 from drk.eval.replay import ReplayPolicy, solution_replies
 from drk.eval.runner import default_evaluator, evaluate_policy
 from drk.eval.summary import eval_stats, fast_p_long, fast_p_table, stts_curves
@@ -19,5 +19,5 @@ from drk.eval.summary import eval_stats, fast_p_long, fast_p_table, stts_curves
 __all__ = [
     "CONTEXTS", "EndpointError", "EvalRecord", "HFPolicy", "OpenAIPolicy", "Policy", "ReplayPolicy", "RequestMeta",
     "build_messages", "default_evaluator", "eval_stats", "evaluate_policy", "fast_p_long", "fast_p_table",
-    "load_records", "measure_profiling_cases", "profiling_case_sources", "select_window", "solution_replies", "stts_curves",
+    "load_records", "measure_profiling_cases", "save_parquet", "profiling_case_sources", "select_window", "solution_replies", "stts_curves",
 ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from drk.provenance import git_sha
 
 #: EvalResult fields copied into each record (the rest of the result stays in the environment's cache).
 RESULT_FIELDS: tuple[str, ...] = (
@@ -66,16 +67,6 @@ class EvalRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def git_sha() -> str | None:
-    """The current commit of the working tree, or None outside git / before the first commit."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def config_path(records_path: str | Path) -> Path:
     """Where the run config of a record file lives: ``records.jsonl`` -> ``records.config.json``."""
     path = Path(records_path)
@@ -101,6 +92,30 @@ def append_records(path: str | Path, records: list[EvalRecord]) -> None:
 
 
 def load_records(path: str | Path) -> list[EvalRecord]:
-    """Read a JSONL record file written by :func:`drk.eval.runner.evaluate_policy`."""
+    """Read records from JSONL (as :func:`drk.eval.runner.evaluate_policy` writes them) or Parquet."""
+    if str(path).endswith(".parquet"):
+        import pandas as pd
+
+        rows = pd.read_parquet(path).to_dict("records")
+        return [EvalRecord.from_dict({k: _from_parquet(v) for k, v in row.items()}) for row in rows]
     with open(path) as fh:
         return [EvalRecord.from_dict(json.loads(line)) for line in fh if line.strip()]
+
+
+def save_parquet(records: list[EvalRecord], path: str | Path) -> Path:
+    """Write records as one Parquet table (columnar, for large evaluations and dataframe tools)."""
+    import pandas as pd
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([r.to_dict() for r in records]).to_parquet(path, index=False)
+    return path
+
+
+def _from_parquet(value: Any) -> Any:
+    """Parquet gives back numpy arrays for lists and NaN for missing floats: restore lists and None."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and value != value:
+        return None
+    return value

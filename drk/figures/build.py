@@ -41,7 +41,7 @@ def _save(fig, out_dir, stem: str, caption: str, data: pd.DataFrame | None = Non
     import matplotlib.pyplot as plt
 
     import drk
-    from drk.eval.records import git_sha
+    from drk.provenance import git_sha
 
     stamp = f" [made by drk {drk.__version__}, git {git_sha() or 'uncommitted'}]"
     paths = save_figure(fig, out_dir, stem, caption=caption + stamp)

@@ -22,7 +22,6 @@ Monte-Carlo estimates are divided by.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -30,6 +29,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from drk.provenance import git_sha
 from drk.rl.advantages import ESTIMATORS, dense_advantages
 
 #: Mean reward of a good action: 0.4 * 0 + 0.4 * 0.5 + 0.2 * E[U[0.5, 1.5]].
@@ -344,7 +344,7 @@ def save_table(df: pd.DataFrame, out_dir, stem: str, config: dict) -> list[Path]
     out.mkdir(parents=True, exist_ok=True)
     csv, meta = out / f"{stem}.csv", out / f"{stem}.json"
     df.to_csv(csv, index=False)
-    meta.write_text(json.dumps({"config": config, "git_sha": _git_sha()}, indent=2, default=str) + "\n")
+    meta.write_text(json.dumps({"config": config, "git_sha": git_sha() or "unknown"}, indent=2, default=str) + "\n")
     return [csv, meta]
 
 
@@ -384,17 +384,6 @@ def _normal_ci(x: np.ndarray, confidence: float) -> tuple[float, float, float]:
     x = np.asarray(x, dtype=float)
     half = NormalDist().inv_cdf(0.5 + confidence / 2) * x.std(ddof=1) / np.sqrt(x.size)
     return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
-
-
-def _git_sha() -> str:
-    """HEAD's SHA of the checkout this module lives in, or 'unknown'."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).parent
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def config_dict(config: BanditConfig) -> dict:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drk.provenance import git_sha
 from drk.train.config import TINY, RLConfig
 
 
@@ -145,19 +144,9 @@ def write_run_metadata(path: Path, cfg: Any) -> None:
     import trl
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"config": cfg.to_dict(), "git_sha": git_sha(), "python": platform.python_version(),
+    meta = {"config": cfg.to_dict(), "git_sha": git_sha() or "unknown", "python": platform.python_version(),
             "torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__}
     path.write_text(json.dumps(meta, indent=2, default=str))
-
-
-def git_sha() -> str:
-    """HEAD of the repository drk runs from, or "unknown"."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(__file__), capture_output=True,
-                             text=True, timeout=5)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def _lora_config(cfg: RLConfig):

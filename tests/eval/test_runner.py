@@ -94,3 +94,13 @@ def test_environment_scores_the_answer_not_the_reasoning(problems, fake_evaluato
     sent = fake_evaluator.calls[0][0][1]
     assert "HACK" not in sent and "GOOD x1.2" in sent
     assert records[0].reply == reply and records[0].status == "correct"
+
+
+def test_records_round_trip_through_parquet(tmp_path, problems, fake_evaluator):
+    from drk.eval import load_records, save_parquet
+
+    script = {(s, t): ("GOOD x1.3" if (s + t) % 2 else "bad") for s in range(2) for t in (1, 2)}
+    records = evaluate_policy(ScriptedPolicy(script), problems, samples=2, turns=2, evaluator=fake_evaluator,
+                              out_path=tmp_path / "r.jsonl")
+    again = load_records(save_parquet(records, tmp_path / "r.parquet"))
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in records]
