@@ -60,7 +60,6 @@ class Trusted:
     probe_expected: list[Any]
     timing_inputs: list[list[Any]] = field(default_factory=list)
     timed_reference: Any = None
-    fields: dict[str, Any] = field(default_factory=dict)
 
 
 def evaluate_in_child(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) -> dict[str, Any]:
@@ -76,7 +75,7 @@ def evaluate_in_child(reporter: Reporter, payload: dict[str, Any], timing_lock: 
     recorder, tripwires, snapshot = _install_instruments(payload["candidate_path"], trusted, cfg.hacking_check)
     try:
         model = _import_candidate(reporter, payload, trusted, device, snapshot)
-        _check_correctness(reporter, model, trusted, cfg, recorder, snapshot, payload["candidate_path"])
+        out.update(_check_correctness(reporter, model, trusted, cfg, recorder, snapshot, payload["candidate_path"]))
         reasons = _hack_reasons(model, trusted, recorder, tripwires, snapshot, cfg, payload["candidate_path"])
         out["triton_kernels"] = recorder.own_launch_counts()
         out["hack_reasons"] = reasons
@@ -217,7 +216,8 @@ def _call(model: torch.nn.Module, inputs: list[Any], mode: str, path: str) -> li
 
 
 def _check_correctness(reporter: Reporter, model: torch.nn.Module, trusted: Trusted, cfg: EvalConfig,
-                       recorder: LaunchRecorder, snapshot: TrustSnapshot, path: str) -> None:
+                       recorder: LaunchRecorder, snapshot: TrustSnapshot, path: str) -> dict[str, Any]:
+    """Every trial must match; returns the trial counts and the largest error (raises Verdict otherwise)."""
     reporter.stage("correctness")
     buffers = C.clone_all(trusted.trial_inputs[0])
     worst = 0.0
@@ -240,8 +240,7 @@ def _check_correctness(reporter: Reporter, model: torch.nn.Module, trusted: Trus
         worst = max(worst, comparison.max_abs_err or 0.0)
     recorder.current_pass = "none"
     reporter.stage("correct_outputs")
-    trusted.fields = {"num_correct_trials": len(trusted.expected), "num_trials": len(trusted.expected),
-                      "max_abs_err": worst}
+    return {"num_correct_trials": len(trusted.expected), "num_trials": len(trusted.expected), "max_abs_err": worst}
 
 
 # --- hacking ---------------------------------------------------------------------------------------------------
@@ -318,7 +317,7 @@ def _measure(reporter: Reporter, model: torch.nn.Module, trusted: Trusted, cfg: 
              recorder: LaunchRecorder, tripwires: Tripwires, timing_lock: Any, snapshot: TrustSnapshot) -> dict:
     from drk.gym import timing
 
-    out = dict(trusted.fields)
+    out: dict[str, Any] = {}
     model.eval()
     trusted.model.eval()
     reporter.stage("timing")
