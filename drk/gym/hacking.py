@@ -165,8 +165,8 @@ def _torch_dir() -> str:
 class TrustSnapshot:
     """Identities of the trusted functions; :meth:`changes` lists what was replaced since."""
 
-    def __init__(self, extra: Iterable[Any] = ()) -> None:
-        self.judge = True  # False: record changes as evidence only (EvalConfig.hacking_check=False)
+    def __init__(self, extra: Iterable[Any] = (), *, judge: bool = True) -> None:
+        self.judge = judge  # False: changes are evidence only (EvalConfig.hacking_check=False)
         self._spaces = {label: obj for label, obj in _namespaces(extra).items() if hasattr(obj, "__dict__")}
         self._objects = {
             label: {key: val for key, val in vars(obj).items() if _is_watched(val)}

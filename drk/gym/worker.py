@@ -157,8 +157,7 @@ def _install_instruments(candidate_path: str, trusted: Trusted,
     tripwires = Tripwires(candidate_file=candidate_path)
     tripwires.install()
     reference_classes = {type(m) for m in trusted.model.modules()}
-    snapshot = TrustSnapshot(extra=[trusted.module, *reference_classes])
-    snapshot.judge = judge
+    snapshot = TrustSnapshot(extra=[trusted.module, *reference_classes], judge=judge)
     return recorder, tripwires, snapshot
 
 
