@@ -1,20 +1,25 @@
-"""RL core: turn-level returns, group advantages, turn rewards, rejection sampling (pure numpy functions).
+"""RL core: turn-level returns, group advantages, turn rewards, rejection sampling, the authors' loss filters
+(pure numpy functions).
 
 The trainer, the evaluation and the figures all call these; none of them touches a model or a GPU.
 """
 
 from drk.rl.advantages import ESTIMATORS, LEVELS, compute_advantages, dense_advantages, turn_returns
+from drk.rl.filters import FLAT_GROUP_MIN_STD, after_success_mask, flat_group_mask
 from drk.rl.rejection import MRSConfig, MRSDiagnostics, PRSConfig, mrs_mask, prs_keep_mask, prs_keep_prob
 from drk.rl.rewards import turn_reward, turn_rewards
 
 __all__ = [
     "ESTIMATORS",
+    "FLAT_GROUP_MIN_STD",
     "LEVELS",
     "MRSConfig",
     "MRSDiagnostics",
     "PRSConfig",
+    "after_success_mask",
     "compute_advantages",
     "dense_advantages",
+    "flat_group_mask",
     "mrs_mask",
     "prs_keep_mask",
     "prs_keep_prob",

@@ -158,14 +158,8 @@ def _returns(r, traj, t, gamma: float) -> np.ndarray:
     """Reward-to-go on validated arrays; ``traj`` is a dense trajectory code."""
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma={gamma}: must be in [0, 1] (1 = paper, 0 = per-turn reward only)")
-    order = np.lexsort((t, traj))  # rows sorted by trajectory, then turn
-    r_s, traj_s, t_s = r[order], traj[order], t[order]
-    same_traj_next = np.zeros(len(r), dtype=bool)  # sorted row k+1 continues row k's trajectory
-    same_traj_next[:-1] = traj_s[1:] == traj_s[:-1]
-    if np.any(same_traj_next[:-1] & (t_s[1:] == t_s[:-1])):
-        raise ValueError(
-            "two rows share (prompt_id, traj_id, turn): each turn of a trajectory must appear once"
-        )
+    order, same_traj_next = _trajectory_order(traj, t)
+    r_s, t_s = r[order], t[order]
     # Sweep rows by their distance from the end of their trajectory, so G[k+1] is ready before G[k]; the
     # loop runs once per turn (<= T), not once per row.
     rank_from_end = _rank_from_end(same_traj_next)
@@ -176,6 +170,22 @@ def _returns(r, traj, t, gamma: float) -> np.ndarray:
     out = np.empty_like(g_s)
     out[order] = g_s
     return out
+
+
+def _trajectory_order(traj, t) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted by trajectory then turn, and for each sorted row whether the next continues its trajectory.
+
+    Raises ValueError when two rows share (trajectory, turn).
+    """
+    order = np.lexsort((t, traj))
+    traj_s, t_s = traj[order], t[order]
+    same_traj_next = np.zeros(len(traj), dtype=bool)  # sorted row k+1 continues row k's trajectory
+    same_traj_next[:-1] = traj_s[1:] == traj_s[:-1]
+    if np.any(same_traj_next[:-1] & (t_s[1:] == t_s[:-1])):
+        raise ValueError(
+            "two rows share (prompt_id, traj_id, turn): each turn of a trajectory must appear once"
+        )
+    return order, same_traj_next
 
 
 def _group_stats(score, group, counted):

@@ -11,6 +11,7 @@ response tokens per turn, one update per batch (so the PPO ratio is 1: REINFORCE
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -80,6 +81,10 @@ class RLConfig:
     mrs_low: float = 0.999
     mrs_high: float = 1.001
     mrs_token_veto: float = 1e-4
+    # The authors' code, not the paper's equations (off: the paper as written; drk.rl.filters explains both).
+    drop_flat_groups: bool = False  # drop a prompt from the loss when its last-turn rewards have std < min_std
+    flat_group_min_std: float = 1e-3  # that threshold (the authors' value); used only with drop_flat_groups
+    mask_failures_after_success: bool = False  # turns with reward <= 0 after a turn with reward > 0: no gradient
 
     # --- optimisation -------------------------------------------------------------------------------------
     steps: int = 300  # optimizer steps = RL steps (one update per generated batch)
@@ -121,6 +126,7 @@ class RLConfig:
         check_choice("prs_on_missing", self.prs_on_missing, ("error", "keep", "reject"))
         self._check_ranges()
         self._check_batch()
+        self._check_filters()
         if self.rollout == "vllm" and self.vllm_mode == "server" and not self.vllm_server_base_url:
             raise ValueError("rollout='vllm', vllm_mode='server' needs vllm_server_base_url (e.g. http://host:8000)")
         if self.vllm_kwargs and not (self.rollout == "vllm" and self.vllm_mode == "colocate"):
@@ -163,6 +169,15 @@ class RLConfig:
             )
         if self.scripted_rollouts_per_prompt > self.rollouts_per_prompt:
             raise ValueError("scripted_rollouts_per_prompt cannot exceed rollouts_per_prompt")
+
+    def _check_filters(self) -> None:
+        for name in ("drop_flat_groups", "mask_failures_after_success"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r}: must be true or false")
+        if not (isinstance(self.flat_group_min_std, (int, float)) and math.isfinite(self.flat_group_min_std)
+                and self.flat_group_min_std > 0):
+            raise ValueError(f"flat_group_min_std={self.flat_group_min_std!r}: must be finite and > 0 (the authors "
+                             "use 1e-3); set drop_flat_groups=false to keep every group")
 
     # --- derived values (the one place they are computed) -------------------------------------------------
     @property

@@ -4,7 +4,9 @@ Every optimizer step appends one JSON line to ``<out_dir>/log.jsonl`` holding TR
 (``loss``, ``grad_norm``, ``entropy``, ``learning_rate``, ``rewards/episode_return/mean``, ...) and ours
 below; the same dict goes to TRL's ``report_to`` backends. Per-sample rows go to ``<out_dir>/episodes.jsonl``
 (fields: step, problem, prompt_id, sample, turn, status, correct, hacked, speedup, coverage, reward, advantage,
-keep_prs, keep_mrs, scripted, reply_tokens), readable by ``drk.metrics``.
+keep_prs, keep_mrs, scripted, reply_tokens), readable by ``drk.metrics``. With ``drop_flat_groups`` or
+``mask_failures_after_success`` on, ``advantage`` is also 0 on the rows ``drk.rl.flat_group_mask`` /
+``drk.rl.after_success_mask`` flag; both are functions of (reward, prompt_id, sample, turn), so recomputable.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ METRICS: dict[str, str] = {
     "rl/adv_abs_max": "largest |advantage|",
     "rl/samples": "number of (trajectory, turn) samples in the batch",
     "rl/samples/turn{t}": "samples at turn t (N_t shrinks when episodes end early)",
-    "rl/kept_frac": "share of samples in the loss after PRS and MRS",
+    "rl/kept_frac": "share of samples in the loss after PRS, MRS and the authors' filters that are on",
     "rl/prs_masked_frac": "share of samples rejected by PRS (Eq. 9)",
     "rl/mrs_masked_frac": "share of samples rejected by MRS (Eq. 6), or that would be when MRS is off",
+    "rl/flat_group_masked_frac": "share of samples in prompts whose last-turn rewards have std < "
+    "flat_group_min_std (drk.rl.flat_group_mask); dropped only with drop_flat_groups, logged either way",
+    "rl/after_success_masked_frac": "share of samples with reward <= 0 after a reward > 0 earlier in their "
+    "trajectory (drk.rl.after_success_mask); dropped only with mask_failures_after_success, logged either way",
     "rl/mrs_ratio_mean": "mean trajectory geometric-mean ratio w = pi_train / pi_rollout",
     "rl/mrs_ratio_min": "smallest w in the batch",
     "rl/mrs_ratio_max": "largest w in the batch",
@@ -52,11 +58,16 @@ FAST_PS = (1.0, 1.2)
 
 def batch_metrics(records: list[dict[str, Any]], table: dict[str, np.ndarray], advantages: np.ndarray,
                   keep_prs: np.ndarray, keep_mrs: np.ndarray, mrs_diag, *, rollout_logps: list[np.ndarray],
-                  train_logps: list[np.ndarray], max_turns: int, timings: dict[str, float]) -> dict[str, float]:
-    """The :data:`METRICS` of one batch (NaN/None where undefined)."""
+                  train_logps: list[np.ndarray], max_turns: int, timings: dict[str, float],
+                  keep: np.ndarray | None = None, filters: dict[str, np.ndarray] | None = None) -> dict[str, float]:
+    """The :data:`METRICS` of one batch (NaN/None where undefined).
+
+    ``keep`` is the final (n,) keep mask (default ``keep_prs & keep_mrs``); ``filters`` maps a filter name to
+    the (n,) bool mask of rows it flags, logged as ``rl/{name}_masked_frac``.
+    """
     from drk.metrics import fast_p
 
-    keep = keep_prs & keep_mrs
+    keep = keep_prs & keep_mrs if keep is None else keep
     n = len(records)
     out: dict[str, float] = {"rl/samples": float(n)}
     if n == 0:
@@ -71,6 +82,7 @@ def batch_metrics(records: list[dict[str, Any]], table: dict[str, np.ndarray], a
         "rl/kept_frac": float(np.mean(keep)),
         "rl/prs_masked_frac": float(np.mean(~keep_prs)),
         "rl/mrs_masked_frac": float(mrs_diag.masked_frac) if mrs_diag is not None else math.nan,
+        **{f"rl/{name}_masked_frac": float(np.mean(mask)) for name, mask in (filters or {}).items()},
         "gym/hacking_ratio": float(np.mean(table["hack_evidence"])),
         "gym/format_error_rate": float(np.mean(statuses == "format_error")),
         "gym/compile_error_rate": float(np.mean(statuses == "compile_error")),

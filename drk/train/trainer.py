@@ -39,7 +39,15 @@ import torch
 from trl import GRPOTrainer
 
 from drk.chat import PromptFormat
-from drk.rl import MRSConfig, PRSConfig, compute_advantages, mrs_mask, prs_keep_mask
+from drk.rl import (
+    MRSConfig,
+    PRSConfig,
+    after_success_mask,
+    compute_advantages,
+    flat_group_mask,
+    mrs_mask,
+    prs_keep_mask,
+)
 from drk.train.config import RLConfig
 from drk.train.rollout import EpisodeSettings, Trajectory, run_episodes
 from drk.train.samples import (
@@ -204,14 +212,16 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         """TRL builds the padded batch from our rollout; we replace its advantages and loss mask.
 
         Steps: rollout (generate turns -> evaluate -> reward, in ``_rollout``) -> trainer log-probs -> PRS/MRS
-        keep masks -> turn-level advantages (drk.rl, by ids) -> per-token tensors -> log.
+        keep masks and the authors' filters (when on) -> turn-level advantages (drk.rl, by ids) -> per-token
+        tensors -> log.
         """
         batch = super()._generate_and_score_completions(inputs)
         trajs, table = self._drk_episode
         cfg = self.drk_config
         logp_train = self._train_logps(batch)  # (B, C) log pi_train of the rollout tokens
         keep_prs, keep_mrs, mrs_diag = self._rejection_masks(trajs, table, logp_train)
-        keep = keep_prs & keep_mrs
+        flagged, dropped = self._authors_filters(table)
+        keep = keep_prs & keep_mrs & ~dropped
         advantages = compute_advantages(table["reward"], table["prompt_id"], table["traj_id"], table["turn"],
                                         estimator=cfg.estimator, gamma=cfg.gamma, mask=~keep,
                                         level=cfg.advantage_level)
@@ -221,8 +231,9 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         batch["tool_mask"] = loss_mask  # (B, C): 0 on feedback tokens and rejected turns
         batch["num_items_in_batch"] = (batch["completion_mask"] * loss_mask).sum()
         self.drk_last_batch = {"table": table, "advantages": advantages, "keep_prs": keep_prs,
-                               "keep_mrs": keep_mrs, "logp_train": logp_train, "trajectories": trajs}
-        self._log_batch(trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train)
+                               "keep_mrs": keep_mrs, "flagged": flagged, "keep": keep, "logp_train": logp_train,
+                               "trajectories": trajs}
+        self._log_batch(trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train, flagged, keep)
         return batch
 
     def _train_logps(self, batch) -> torch.Tensor:
@@ -251,8 +262,22 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
                                   table["prompt_id"], table["traj_id"], config=mrs)
         return np.asarray(keep_prs, bool), np.asarray(keep_mrs, bool), diag
 
+    def _authors_filters(self, table) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The authors' loss filters (drk.rl.filters): what each flags, computed even when off so it is logged,
+        and the rows dropped by those switched on (shape (n,) bool each)."""
+        cfg = self.drk_config
+        ids = (table["reward"], table["prompt_id"], table["traj_id"], table["turn"])
+        flagged = {"flat_group": flat_group_mask(*ids, min_std=cfg.flat_group_min_std),
+                   "after_success": after_success_mask(*ids)}
+        on = {"flat_group": cfg.drop_flat_groups, "after_success": cfg.mask_failures_after_success}
+        dropped = np.zeros(len(table["row"]), dtype=bool)
+        for name, mask in flagged.items():
+            dropped |= mask & on[name]
+        return flagged, dropped
+
     # ------------------------------------------------------------------ logging
-    def _log_batch(self, trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train) -> None:
+    def _log_batch(self, trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train, flagged,
+                   keep) -> None:
         """Per-step metrics (names in :data:`drk.train.logs.METRICS`) and the per-sample episodes.jsonl."""
         from drk.train.logs import batch_metrics
 
@@ -261,7 +286,8 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         metrics = batch_metrics(records, table, advantages, keep_prs, keep_mrs, mrs_diag,
                                 rollout_logps=rollout_logprob_slices(trajs, table),
                                 train_logps=per_turn_slices(logp_train, table),
-                                max_turns=self.drk_config.max_turns, timings=self._drk_rollout_stats)
+                                max_turns=self.drk_config.max_turns, timings=self._drk_rollout_stats,
+                                keep=keep, filters=flagged)
         for name, value in metrics.items():
             if value is not None and not (isinstance(value, float) and math.isnan(value)):
                 self._metrics["train"][name].append(float(value))

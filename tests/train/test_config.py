@@ -18,6 +18,12 @@ def test_paper_defaults():
     assert (c.prs_tau, c.prs_s, c.mrs_low, c.mrs_high, c.mrs_token_veto) == (0.3, 0.1, 0.999, 1.001, 1e-4)
 
 
+def test_authors_filters_are_off_by_default():
+    # the paper's equations as written; the authors' code also drops flat groups and masks failures after success
+    c = RLConfig()
+    assert (c.drop_flat_groups, c.mask_failures_after_success, c.flat_group_min_std) == (False, False, 1e-3)
+
+
 def test_grpo_config_is_one_update_per_batch():
     c = RLConfig(prompts_per_step=2, rollouts_per_prompt=4, micro_batch_size=2, device="cpu", steps=5)
     g = c.to_grpo_config()
@@ -37,6 +43,10 @@ def test_grpo_config_is_one_update_per_batch():
     ({"vllm_kwargs": {"enforce_eager": True}}, "colocate"),
     ({"scripted_rollouts_per_prompt": 1}, "scripted_replies"),
     ({"max_reply_tokens": 100, "max_context_tokens": 50}, "max_context_tokens"),
+    ({"flat_group_min_std": 0.0}, "flat_group_min_std"),
+    ({"flat_group_min_std": float("nan")}, "flat_group_min_std"),
+    ({"drop_flat_groups": "yes"}, "drop_flat_groups"),
+    ({"mask_failures_after_success": 1}, "mask_failures_after_success"),
 ])
 def test_bad_values_are_rejected_with_the_field_named(bad, match):
     with pytest.raises(ValueError, match=match):

@@ -5,13 +5,14 @@ solution at turn 1 (a scripted rollout): that sample earns reward 1 and makes th
 """
 
 import doctest
+import json
 
 import numpy as np
 import pytest
 import torch
 
 import drk.train.trainer
-from drk.rl import compute_advantages
+from drk.rl import after_success_mask, compute_advantages, flat_group_mask
 from drk.train.api import build_trainer
 from drk.train.logs import read_jsonl
 from tests.train.conftest import tiny_config
@@ -36,12 +37,17 @@ def spy_on(trainer):
     return batches, loss_inputs
 
 
-def expected_advantages(records, estimator):
-    """drk.rl's advantages recomputed from the logged samples (rewards, ids, keep flags)."""
+def sample_ids(records):
+    """(rewards, prompt_id, traj_id, turn) of the logged samples, as drk.rl takes them."""
+    return ([r["reward"] for r in records], [r["prompt_id"] for r in records], [r["sample"] for r in records],
+            [r["turn"] for r in records])
+
+
+def expected_advantages(records, estimator, reject=None):
+    """drk.rl's advantages recomputed from the logged samples (rewards, ids, keep flags, extra ``reject`` rows)."""
     keep = np.array([r["keep_prs"] and r["keep_mrs"] for r in records])
-    return compute_advantages([r["reward"] for r in records], [r["prompt_id"] for r in records],
-                              [r["sample"] for r in records], [r["turn"] for r in records],
-                              estimator=estimator, mask=~keep)
+    mask = ~keep if reject is None else ~keep | reject
+    return compute_advantages(*sample_ids(records), estimator=estimator, mask=mask)
 
 
 @pytest.mark.parametrize("estimator, lora", [("trloo", True), ("grpo", False)], ids=["trloo-lora", "grpo-full"])
@@ -89,6 +95,45 @@ def test_two_steps_end_to_end(tmp_path, tiny_model_dir, scripted_file, estimator
         assert key in steps[-1], key
     assert steps[-1]["gym/correct_rate/turn1"] == 0.5
     assert abs(steps[-1]["rollout/kl_k1"]) < 1e-3  # HF sampler log-probs agree with the trainer's
+
+
+def test_authors_filters_end_to_end(tmp_path, tiny_model_dir, scripted_file, relu_problem):
+    """Both of the authors' filters on, 1 step of 2 problems x 2 rollouts x 3 turns. ReLU's scripted rollout
+    replays correct, no-code, correct (R = 1, 0, 1): its turn 2 is a failure after a success. The sampled
+    rollouts score 0 everywhere, so the second problem (no script) is a flat group."""
+    solution = json.loads(scripted_file.read_text().splitlines()[0])["reply"]
+    script = tmp_path / "replies.jsonl"
+    script.write_text("".join(json.dumps({"problem": relu_problem.name, "turn": t, "reply": reply}) + "\n"
+                              for t, reply in [(1, solution), (2, "No code this time."), (3, solution)]))
+    cfg = tiny_config(tmp_path, tiny_model_dir, script, problems="drk:level1", num_problems=2, prompts_per_step=2,
+                      max_turns=3, steps=1, drop_flat_groups=True, mask_failures_after_success=True)
+    trainer = build_trainer(cfg)
+    batches, _ = spy_on(trainer)
+    trainer.train()
+
+    records = read_jsonl(tmp_path / "run" / "episodes.jsonl")
+    assert len(records) == 2 * 2 * 3
+    flat, after = flat_group_mask(*sample_ids(records)), after_success_mask(*sample_ids(records))
+    np.testing.assert_array_equal(flat, [r["problem"] != relu_problem.name for r in records])
+    assert [(r["problem"], r["scripted"], r["turn"]) for r, a in zip(records, after) if a] == [
+        (relu_problem.name, True, 2)]
+    flagged = trainer.drk_last_batch["flagged"]
+    np.testing.assert_array_equal(flagged["flat_group"], flat)
+    np.testing.assert_array_equal(flagged["after_success"], after)
+
+    expected = expected_advantages(records, "trloo", reject=flat | after)
+    assert np.allclose([r["advantage"] for r in records], expected)
+    assert np.abs(expected).max() > 0  # the kept ReLU samples still carry a learning signal
+    batch, trajs = batches[0], batches[0]["trajectories"]
+    for r, a, dropped in zip(records, expected, flat | after, strict=True):
+        turn = trajs[r["sample"]].turns[r["turn"] - 1]
+        assert torch.allclose(batch["advantages"][r["sample"], turn.start:turn.end], torch.tensor(float(a)))
+        assert torch.all(batch["tool_mask"][r["sample"], turn.start:turn.end] == float(not dropped))
+
+    step = [row for row in read_jsonl(tmp_path / "run" / "log.jsonl") if "loss" in row][-1]
+    assert step["rl/flat_group_masked_frac"] == 0.5
+    assert step["rl/after_success_masked_frac"] == pytest.approx(1 / 12)
+    assert step["rl/kept_frac"] == pytest.approx(5 / 12)
 
 
 def _check_loss_saw_the_batches(batches, loss_inputs):
