@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every GPU measurement of the environment in one device call (~9 minutes on one H200); logs under ${OUT:-out/gpu}.
+# Every GPU measurement in one device call (~10 minutes on one H200); logs under ${OUT:-out/gpu}. Carry .whl
+# (scripts/fetch_device_wheels.sh) to include the trainer GPU test; PYTHONPATH must include the repo root.
 #   GPU tests of drk.gym, the bundled suite under both timing policies (-> gpu_results.csv), and the timing-noise
 #   and throughput benchmark. Run from the repository root with drk importable (PYTHONPATH=$PWD).
 set -u
@@ -13,3 +14,8 @@ timeout 200 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 -
   > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log"
 timeout 170 python3 benchmarks/gym_timing.py --repeats 8 --batch 24 --out "$OUT/bench.json" \
   > "$OUT/bench.log" 2>&1; echo "bench exit $?"; grep -vi warn "$OUT/bench.log" | tail -8
+if compgen -G ".whl/*.whl" > /dev/null; then  # scripts/fetch_device_wheels.sh, carried with the call
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
+  timeout 120 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/train/test_gpu.py -q --tb=short -s \
+    > "$OUT/train_gpu.log" 2>&1; echo "trainer gpu test exit $?"; tail -5 "$OUT/train_gpu.log"
+fi
