@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -78,8 +79,12 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         }
         from drk.gym.worker import evaluate_in_child
 
-        outcome = run_sandboxed(evaluate_in_child, (payload, timing_lock), config.timeout_s)
+        stdio = Path(tmp) / "stdio.txt"
+        outcome = run_sandboxed(evaluate_in_child, (payload, timing_lock), config.timeout_s, stdio_path=str(stdio))
+        where = _candidate_stack(stdio, str(path))
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
+    if where and result.status in ("runtime_error", "timeout") and outcome.result is None:
+        result.error = f"{result.error}\nlast candidate lines on the stack:\n{where}"
     result.elapsed_s = time.monotonic() - start
     result.feedback = make_feedback(result)
     return result
@@ -109,6 +114,26 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,
                           error=f"static checks flagged: {', '.join(reasons)}")
     return code, reasons
+
+
+def _candidate_stack(stdio: Path, candidate_path: str, max_lines: int = 4) -> str:
+    """The candidate's own frames from a faulthandler dump in the child's output ('' when there are none).
+
+    faulthandler prints the innermost frame first; we keep the candidate's frames only, innermost first.
+    """
+    try:
+        text = stdio.read_text(errors="replace")[-20_000:]
+        source = Path(candidate_path).read_text().splitlines()
+    except OSError:
+        return ""
+    frames = []
+    for line in text.splitlines():
+        match = re.search(r'File "(.+)", line (\d+) in (\S+)', line)
+        if match and match.group(1) == candidate_path:
+            number = int(match.group(2))
+            code = source[number - 1].strip() if 0 < number <= len(source) else ""
+            frames.append(f"  candidate.py line {number}, in {match.group(3)}: {code}")
+    return "\n".join(frames[:max_lines])
 
 
 def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: EvalConfig, kind: str,

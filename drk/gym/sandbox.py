@@ -69,8 +69,11 @@ class Reporter:
         self._conn.send_bytes(json.dumps(message, default=str).encode())
 
 
-def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, args: tuple) -> None:
+def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, args: tuple,
+                 stdio_path: str | None = None, timeout_s: float | None = None) -> None:
     os.setsid()  # own process group: a timeout kills whatever the candidate spawned, too
+    if stdio_path:
+        _redirect_stdio(stdio_path, timeout_s)
     _close_inherited_fds(keep=conn.fileno())
     reporter = Reporter(conn, token)
     try:
@@ -86,6 +89,23 @@ def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, a
         os._exit(0)  # skip atexit hooks and threads a candidate may have left behind
 
 
+def _redirect_stdio(path: str, timeout_s: float | None) -> None:
+    """Send the child's stdout/stderr to ``path`` (a candidate's prints never reach the caller's terminal or
+    notebook) and arm ``faulthandler``: a segfault, or a hang shortly before the time limit, leaves the Python
+    stack there, so the verdict can say *where* the candidate crashed or hung."""
+    import faulthandler
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 - lives as long as the process
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    faulthandler.enable(file=sys.stderr)
+    if timeout_s:
+        faulthandler.dump_traceback_later(max(timeout_s - 2.0, 0.5 * timeout_s), exit=False, file=sys.stderr)
+
+
 def _close_inherited_fds(keep: int) -> None:
     """Close every descriptor but stdio and our pipe: the forkserver's and resource tracker's pipes are
     inherited, and a candidate writing into them could disturb evaluations that are not its own."""
@@ -93,18 +113,21 @@ def _close_inherited_fds(keep: int) -> None:
     os.closerange(keep + 1, 65536)
 
 
-def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s: float) -> SandboxOutcome:
+def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s: float,
+                  stdio_path: str | None = None) -> SandboxOutcome:
     """Run ``target(reporter, *args)`` in a fresh child; never raises because of what the child does.
 
     Args:
         target: a module-level function (picklable by reference) returning a JSON-able dict.
         args: picklable arguments (plain data; multiprocessing locks are fine).
         timeout_s: wall-clock limit; the child's process group is killed when it passes.
+        stdio_path: file for the child's stdout/stderr (with faulthandler stacks); None leaves them inherited.
     """
     ctx = _get_context()
     token = secrets.token_hex(16)
     recv_conn, send_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_entry, args=(target, send_conn, token, args), daemon=True)
+    proc = ctx.Process(target=_child_entry, args=(target, send_conn, token, args, stdio_path, timeout_s),
+                       daemon=True)
     start = time.monotonic()
     _start_without_main(proc)
     send_conn.close()

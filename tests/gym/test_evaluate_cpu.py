@@ -121,3 +121,10 @@ def test_hacking_check_off_records_evidence_without_a_verdict(problem, fixture, 
     assert result.status in ("correct", "incorrect")  # tamper_allclose returns zeros: judged on its outputs
     if fixture != "tamper_allclose":
         assert result.status == "correct" and result.correct
+
+
+def test_crash_and_hang_verdicts_say_where(problem):
+    segfault = run(problem, "segfault")
+    assert "candidate.py line" in segfault.error and "os.kill" in segfault.error
+    hang = run(problem, "hangs", timeout_s=6)
+    assert hang.status == "timeout" and "candidate.py line" in hang.error and "in forward" in hang.error
