@@ -34,6 +34,8 @@ def test_extract_takes_last_fenced_block():
         ("def f(e):\n    return e.__traceback__.tb_frame", ["tamper"]),
         ("import gc\nobjs = gc.get_objects()", ["tamper"]),
         ("import torch\nsetattr(torch, 'add', None)", ["tamper"]),
+        ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", ["tamper"]),  # would change the reference too
+        ("import torch\ntorch.manual_seed(0)\nx = torch.backends.cuda.matmul.allow_tf32", []),
         ("import drk.gym.worker", ["tamper"]),
     ],
 )
