@@ -106,6 +106,13 @@ def inputs_unchanged(before: list[Any], after: list[Any]) -> bool:
     )
 
 
+def poison_like(expected: list[Any]) -> None:
+    """:func:`poison_allocator` sized and placed for outputs like ``expected`` (the largest one, its device)."""
+    tensors = [x for x in expected if isinstance(x, torch.Tensor)]
+    if tensors:
+        poison_allocator(tensors[0].device, max(x.numel() for x in tensors))
+
+
 def poison_allocator(device: torch.device, numel: int) -> None:
     """Leave a NaN-filled block of ``numel`` floats in the allocator's cache.
 

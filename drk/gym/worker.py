@@ -226,8 +226,7 @@ def _check_correctness(reporter: Reporter, model: torch.nn.Module, trusted: Trus
             if isinstance(buf, torch.Tensor):
                 buf.copy_(new)
         recorder.current_pass = mode
-        C.poison_allocator(buffers[0].device if buffers and isinstance(buffers[0], torch.Tensor) else "cpu",
-                           max((x.numel() for x in expected if isinstance(x, torch.Tensor)), default=0))
+        C.poison_like(expected)
         got = _call(model, buffers, mode, path)
         _raise_on_tamper(snapshot, "correctness")
         comparison = C.compare_outputs(expected, got, cfg.atol, cfg.rtol)
@@ -268,12 +267,10 @@ def _kernels_have_no_effect(model: torch.nn.Module, trusted: Trusted, recorder: 
     The no-op pass comes first, on inputs the candidate has never seen: had a normal pass on the same inputs run
     just before, the allocator could hand its freed (correct) output block straight back to ``torch.empty``.
     """
-    device = trusted.probe_inputs[0].device if isinstance(trusted.probe_inputs[0], torch.Tensor) else "cpu"
-    numel = max((x.numel() for x in trusted.probe_expected if isinstance(x, torch.Tensor)), default=0)
     recorder.current_pass = "probe"
     recorder.noop_own_kernels = True
     try:
-        C.poison_allocator(device, numel)
+        C.poison_like(trusted.probe_expected)
         got = _call(model, C.clone_all(trusted.probe_inputs), "eval", path)
         unchanged = C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok
         del got
@@ -281,7 +278,7 @@ def _kernels_have_no_effect(model: torch.nn.Module, trusted: Trusted, recorder: 
         unchanged = False  # it broke without its kernels: they matter
     finally:
         recorder.noop_own_kernels = False
-    C.poison_allocator(device, numel)
+    C.poison_like(trusted.probe_expected)
     got = _call(model, C.clone_all(trusted.probe_inputs), "eval", path)
     recorder.current_pass = "none"
     if not C.compare_outputs(trusted.probe_expected, got, cfg.atol, cfg.rtol).ok:
