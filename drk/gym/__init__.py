@@ -8,6 +8,7 @@ from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
 from drk.gym.extract import extract_code
+from drk.gym.gpu_lock import GpuTimingLock
 from drk.gym.pool import Pool
 from drk.gym.problem import Problem, load_problems
 from drk.gym.result import STATUSES, EvalResult, results_frame
@@ -16,6 +17,7 @@ __all__ = [
     "STATUSES",
     "EvalConfig",
     "EvalResult",
+    "GpuTimingLock",
     "Pool",
     "Problem",
     "ProblemError",

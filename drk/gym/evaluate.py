@@ -47,8 +47,8 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         device: ``"cuda"``, ``"cpu"`` (Triton interpreter) or ``"auto"``.
         config: evaluation settings; defaults to ``EvalConfig()``.
         gpu_index: which GPU to use on a multi-GPU host.
-        timing_lock: a multiprocessing lock held while timing, so timings on one GPU never overlap (the pool
-            passes one per GPU).
+        timing_lock: held by the child while it times; default a :class:`GpuTimingLock` for ``gpu_index``, so
+            timings on one GPU never overlap, whoever runs them on this host.
 
     Raises:
         ProblemError: the problem's reference failed to run.
@@ -65,6 +65,10 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         early.feedback = make_feedback(early)
         return early
     code, static_reasons = early
+    if kind == "cuda" and timing_lock is None:
+        from drk.gym.gpu_lock import GpuTimingLock
+
+        timing_lock = GpuTimingLock(gpu_index)
     with tempfile.TemporaryDirectory(prefix="drk_eval_") as tmp:
         path = Path(tmp) / "candidate.py"
         path.write_text(code)
@@ -139,7 +143,7 @@ def _candidate_stack(stdio: Path, candidate_path: str, max_lines: int = 4) -> st
 def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: EvalConfig, kind: str,
                          static_reasons: list[str]) -> EvalResult:
     base = {"problem": problem.name, "reference_mode": config.reference_mode, "timing_policy": config.timing_policy,
-            "stage": outcome.last_stage, "device": "cpu (triton interpreter)" if kind == "cpu" else kind}
+            "stage": outcome.last_stage, "stage_s": outcome.stage_s, "device": "cpu (triton interpreter)" if kind == "cpu" else kind}
     data = outcome.result
     if data is not None and "reference_error" in data:
         raise ProblemError(f"the reference of problem {problem.name!r} failed: {data['reference_error']}")

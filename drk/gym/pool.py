@@ -2,8 +2,8 @@
 
 Each evaluation still runs in its own sandboxed child (forked from a warm server that has imported torch), so a
 crash or a monkey-patch never outlives its candidate. Concurrency comes from threads that each drive one child:
-compilation and correctness checks overlap freely, while a per-GPU lock, held by the child only around timing
-and profiling, keeps measurements from ever overlapping on a GPU.
+compilation, correctness checks and profiling overlap freely, while a per-GPU file lock (``GpuTimingLock``), held by
+the child only around timing, keeps timings from ever overlapping on a GPU — also across pools and processes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
-from drk.gym.sandbox import _get_context
+from drk.gym.gpu_lock import GpuTimingLock
 
 Pair = tuple[Problem, str]
 
@@ -49,8 +49,7 @@ class Pool:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         self.cache = ResultCache(cache_dir) if cache_dir else None
         self.progress = progress
-        ctx = _get_context()
-        self._timing_locks = {gpu: ctx.Lock() for gpu in self.gpus}
+        self._timing_locks = {gpu: GpuTimingLock(gpu) for gpu in self.gpus}
         self._device_kind = self._describe_device()
         self._next_gpu = 0
         self._gpu_lock = threading.Lock()

@@ -50,6 +50,7 @@ class EvalResult:
     timing_policy: str = "drk"
     stage: str = ""
     elapsed_s: float = 0.0
+    stage_s: dict[str, float] = field(default_factory=dict)  # wall seconds per pipeline stage (where time goes)
     cached: bool = False
 
     def __post_init__(self) -> None:

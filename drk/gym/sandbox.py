@@ -49,6 +49,7 @@ class SandboxOutcome:
     timed_out: bool
     elapsed_s: float
     stages: list[str] = field(default_factory=list)
+    stage_s: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage ("startup": until the first)
 
 
 class Reporter:
@@ -132,6 +133,7 @@ def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s:
     _start_without_main(proc)
     send_conn.close()
     stages: list[str] = []
+    stage_started: list[float] = []
     result = None
     timed_out = False
     while result is None:
@@ -153,9 +155,11 @@ def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s:
             continue  # forged
         if message.get("kind") == "stage":
             stages.append(str(message.get("stage")))
+            stage_started.append(time.monotonic())
         elif message.get("kind") == "result":
             result = message.get("result")
-    _terminate(proc, grace_s=0.0 if timed_out else 2.0)
+    end = time.monotonic()
+    _terminate(proc, grace_s=0.0)  # the verdict is in hand (or never will be): no need to watch it exit
     recv_conn.close()
     return SandboxOutcome(
         result=result,
@@ -164,7 +168,17 @@ def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s:
         timed_out=timed_out,
         elapsed_s=time.monotonic() - start,
         stages=stages,
+        stage_s=_stage_durations(start, stages, stage_started, end),
     )
+
+
+def _stage_durations(start: float, stages: list[str], started: list[float], end: float) -> dict[str, float]:
+    """Wall seconds per stage, from the parent's clock (where an evaluation's time goes; not a trusted timer)."""
+    bounds = [start, *started, end]
+    durations: dict[str, float] = {}
+    for name, begin, finish in zip(["startup", *stages], bounds, bounds[1:]):
+        durations[name] = round(durations.get(name, 0.0) + finish - begin, 4)
+    return durations
 
 
 def _start_without_main(proc: multiprocessing.process.BaseProcess) -> None:

@@ -15,14 +15,14 @@ ILLEGAL_ACCESS = '''
 import torch, torch.nn as nn, triton, triton.language as tl
 
 @triton.jit
-def bad_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + (1 << 40)
+def bad_kernel(x_ptr, y_ptr, n, far, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + far  # a runtime int64 offset: 8 TB past the buffer
     tl.store(y_ptr + offs, tl.load(x_ptr + offs))
 
 class ModelNew(nn.Module):
     def forward(self, x):
         y = torch.empty_like(x)
-        bad_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        bad_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), 1 << 40, BLOCK=1024)
         return y
 '''
 
@@ -71,7 +71,7 @@ def test_unwritten_output_never_passes_on_gpu(relu2):
 
 def test_cuda_fault_is_isolated(relu2):
     result = evaluate(relu2, ILLEGAL_ACCESS, device="cuda", config=FAST)
-    assert result.status == "runtime_error"
+    assert result.status == "runtime_error", (result.status, result.error)
     assert evaluate(relu2, example_candidate("good"), device="cuda", config=FAST).status == "correct"
 
 
