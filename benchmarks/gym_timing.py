@@ -75,10 +75,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=24)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--out", default=None)
-    parser.add_argument("--skip-spread", action="store_true", help="only the throughput part")
+    parser.add_argument("--spread", nargs="*", default=["relu2", "matmul"], help="examples for the CV part")
     args = parser.parse_args()
     report = {"clocks_before": gpu_clocks(), "spread": [], "throughput": None}
-    for name in () if args.skip_spread else ("relu2", "matmul"):
+    for name in args.spread:
         for policy in ("drk", "authors"):
             row = spread(name, args.repeats, policy)
             report["spread"].append(row)

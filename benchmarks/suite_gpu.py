@@ -38,7 +38,7 @@ def main() -> None:
     frames = []
     for policy in args.policies:
         config = EvalConfig(timeout_s=300, timing_policy=policy)
-        pool = Pool(device="cuda", workers=args.workers, config=config, progress=False)
+        pool = Pool(device="cuda", workers=args.workers, config=config, progress=True)
         start = time.monotonic()
         results = pool.map(pairs)
         per_min = len(pairs) / (time.monotonic() - start) * 60
