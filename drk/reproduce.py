@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TRAINING_RUNS: dict[str, tuple[str, dict]] = {
     "trloo": ("trloo", {}),
     "grpo": ("grpo", {}),
-    "single_turn": ("trloo", {"advantage_level": "trajectory"}),
+    "single_turn": ("trloo", {"max_turns": 1}),  # trained on one turn per episode (evaluated on more)
     "gamma0": ("trloo", {"gamma": 0.0}),
     "no_hack_check": ("trloo", {"eval_config": {"hacking_check": False}}),
     "mrs": ("trloo", {"mrs": True}),
