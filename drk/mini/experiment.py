@@ -66,12 +66,12 @@ class MiniConfig:
     num_layers: int = 4
     num_heads: int = 4
     # cold start
-    sft_epochs: float = 40.0
+    sft_epochs: float = 30.0
     sft_learning_rate: float = 1e-3
     sft_batch_size: int = 8
     # RL (drk.train.RLConfig fields; the variant's overrides go on top)
     rl_steps: int = 40
-    rl_minutes: float = 5.0  # wall-clock budget per run; whichever of steps/minutes comes first
+    rl_minutes: float = 3.0  # wall-clock budget per run; whichever of steps/minutes comes first
     prompts_per_step: int = 6
     rollouts_per_prompt: int = 4
     max_turns: int = 2
