@@ -5,8 +5,9 @@ Layout::
     drk/problems/level{1,2,3}/NN_Name.py             the reference (Model, get_inputs, get_init_inputs, CPU_SIZES)
     drk/problems/solutions/level{N}/NN_Name.py       a correct Triton solution (real kernels doing the work)
     drk/problems/solutions/level{N}/NN_Name_lazy.py  for some: correct, but only a minor op in Triton
-    drk/problems/gpu_results.csv                     each solution's GPU speedup and profiling ratio, written by
-                                                     benchmarks/suite_gpu.py (not yet shipped: needs a GPU run)
+    drk/problems/gpu_results.csv                     each solution's GPU speedup and profiling ratio under both
+                                                     timing policies, measured on an H200 by benchmarks/suite_gpu.py
+                                                     (:func:`load_gpu_results`)
 
 Load references with ``drk.gym.load_problems("drk:level1")``; solutions with :func:`solution_source`. On a CPU the
 environment applies each problem's ``CPU_SIZES`` so the Triton interpreter evaluates it in seconds.
@@ -38,3 +39,21 @@ def solution_source(problem: Problem, kind: str = "fused") -> str | None:
     """Source of the bundled solution of ``kind`` (``"fused"`` or ``"lazy"``), or ``None``."""
     path = solution_path(problem, kind)
     return path.read_text() if path else None
+
+
+def load_gpu_results(path: str | Path = GPU_RESULTS):
+    """The shipped GPU measurements of the bundled solutions as a ``pandas.DataFrame``, with ``.attrs["notes"]``.
+
+    One row per (solution, timing policy): ``label`` (problem key), ``kind`` (fused/lazy), ``timing_policy``
+    (``drk``: L2 flush + medians; ``authors``: warm mean, as the paper's code), ``status``, ``speedup``,
+    ``coverage`` (profiling ratio), ``ref_ms``, ``kernel_ms``, ``gpu``. The ``#`` header lines (GPU, date,
+    exclusions) are kept in ``attrs["notes"]``.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    notes = [line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#")]
+    frame = pd.read_csv(path, comment="#")
+    frame.attrs["notes"] = notes
+    return frame
+

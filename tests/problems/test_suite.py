@@ -36,3 +36,17 @@ def test_every_solution_is_correct_and_honest_on_cpu(suite_results, level):
                 if label.startswith(f"L{level}/") and not r.correct}
     assert not failures
     assert all(r.triton_kernels for label, r in suite_results.items() if label.startswith(f"L{level}/"))
+
+
+def test_shipped_gpu_results_cover_the_suite():
+    from drk.problems import load_gpu_results
+
+    frame = load_gpu_results()
+    assert any("H200" in note for note in frame.attrs["notes"])
+    assert set(frame.timing_policy) == {"drk", "authors"}
+    keys = {p.key for p in load_problems("drk:all")}
+    assert set(frame.label) <= keys
+    for policy, rows in frame.groupby("timing_policy"):
+        assert len(rows) >= 85 and (rows.status == "correct").all(), policy
+        fused, lazy = rows[rows.kind == "fused"], rows[rows.kind == "lazy"]
+        assert fused.coverage.median() > 0.9 > 0.1 > lazy.coverage.median()  # the PR separates fused from lazy

@@ -16,7 +16,7 @@ class Model(nn.Module):
 
 def get_inputs():
     # wide logits so that each row has a few dominant probabilities (a meaningful allclose check)
-    x = torch.randn(BATCH, DIM) * 5.0
+    x = torch.randn(BATCH, DIM) * (2.0 + 8.0 * torch.rand(BATCH, 1))  # peaked rows: probabilities above atol
     return [x]
 
 

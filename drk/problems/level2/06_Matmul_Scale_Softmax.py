@@ -21,7 +21,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(BATCH, IN_FEATURES)]
+    return [torch.randn(BATCH, IN_FEATURES) * (0.5 + 2.0 * torch.rand(BATCH, 1))]
 
 
 def get_init_inputs():
