@@ -5,9 +5,10 @@ without ``--quick`` it uses the full parameters (a GPU is used when present). Ex
 ``<out>/notebooks``; our measured data to ``<out>/ours`` (training logs, evaluation records, profiling cases);
 figures and tables to ``--figures`` (default ``figures/``), each with a caption file saying where its data came from.
 
-The training ablations behind Figs. 2 (left), 4, 5/7, 8 and 9 are runs of notebook 03 with different settings
-(:data:`TRAINING_RUNS`). With ``--quick`` they are 2-step runs of a tiny random model on CPU: they exercise the
-whole pipeline and draw every figure, but their curves say nothing about the method (the captions say so).
+The training ablations behind Figs. 2 (left), 4, 5/7, 8 and 9 (:data:`TRAINING_RUNS`) are the runs of the mini
+experiment (``drk.mini``): their logs, made on an H200, are committed in ``results/mini`` and plotted as they are
+(CPU, ``--quick``); the full parameter set re-runs the experiment first when a GPU is present. Notebook 03 runs
+once (TRLOO) to exercise the training notebook itself.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The committed logs of the mini experiment (drk.mini, run on an H200): the training figures' default data.
+MINI_RESULTS = str(REPO_ROOT / "results" / "mini")
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 #: Training runs (notebook 03): method label -> (estimator, drk.train.RLConfig overrides). Labels are the ones
 #: drk.figures.build expects (Fig 4: trloo/grpo/single_turn/gamma0/no_hack_check; Fig 5/7: trloo/mrs/pr/prs;
@@ -45,7 +54,8 @@ EXPECTED_FIGURES: tuple[str, ...] = (
     "fig4_fast_p_vs_turn", "fig5_7_training_dynamics", "fig6_stts", "fig8_hacking_ratio", "fig9_prs",
     "fig10_profiling_examples", "bias_shrink_factor", "bias_per_turn_shrink", "bias_bandit_curves",
 )
-EXPECTED_TABLES: tuple[str, ...] = ("table1_fast_p_eager.md", "table1_fast_p_eager.tex",
+EXPECTED_TABLES: tuple[str, ...] = ("table_mini_summary.md",
+                                    "table1_fast_p_eager.md", "table1_fast_p_eager.tex",
                                     "table2_fast_p_torch_compile.md", "table2_fast_p_torch_compile.tex")
 
 
@@ -73,18 +83,18 @@ def plan(out: Path, figures: Path, device: str) -> list[Run]:
         Run("01_environment.ipynb", "01", {**common, "quick": True}, {**common, "quick": False}),
         Run("02_grpo_bias_vs_trloo.ipynb", "02", {**common, "quick": True}, {**common, "quick": False}),
     ]
-    for method, (estimator, overrides) in TRAINING_RUNS.items():
-        # On CPU there are no profiles: PRS keeps correct turns whose PR is missing (it is inert there).
-        cpu_safe = {**overrides, "prs_on_missing": "keep"} if "prs" in overrides else overrides
-        base = {"out_dir": ours, "method": method, "estimator": estimator}
-        runs.append(Run("03_rl_training.ipynb", f"03:{method}",
-                        {**base, "overrides": cpu_safe, "quick": True, "device": "cpu"},
-                        {**base, "overrides": overrides, "quick": False, "device": device}))
+    # Notebook 03 once (TRLOO), to exercise the training notebook; the ablations behind Figs 2 (left), 4, 5/7, 8
+    # and 9 are the mini experiment's runs (drk.mini): committed H200 logs in results/mini, re-run in full mode.
+    base = {"out_dir": ours, "method": "trloo", "estimator": "trloo"}
+    runs.append(Run("03_rl_training.ipynb", "03:trloo", {**base, "overrides": {}, "quick": True, "device": "cpu"},
+                    {**base, "overrides": {}, "quick": False, "device": device}))
     runs += [
         Run("04_evaluation_and_tts.ipynb", "04", {**common, "results_dir": ours, "quick": True},
             {**common, "results_dir": ours, "quick": False}),
-        Run("05_figures_and_tables.ipynb", "05", {**common, "our_results_dir": ours, "quick": True},
-            {**common, "our_results_dir": ours, "quick": False}),
+        Run("05_figures_and_tables.ipynb", "05",
+            {**common, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS, "quick": True},
+            {**common, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS, "quick": False,
+             "rerun_mini": device != "cpu" and _has_cuda()}),
     ]
     return runs
 

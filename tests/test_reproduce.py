@@ -2,16 +2,17 @@
 
 import pytest
 
-from drk.reproduce import EXPECTED_FIGURES, TRAINING_RUNS, main, missing_outputs, plan
+from drk.reproduce import EXPECTED_FIGURES, MINI_RESULTS, TRAINING_RUNS, main, missing_outputs, plan
 
 
-def test_plan_covers_every_notebook_and_training_method(tmp_path):
+def test_plan_covers_every_notebook_and_plots_the_committed_mini_runs(tmp_path):
     runs = plan(tmp_path / "out", tmp_path / "figs", "cpu")
     assert {r.notebook[:2] for r in runs} == {"01", "02", "03", "04", "05"}
-    assert [r.quick["method"] for r in runs if r.notebook.startswith("03")] == list(TRAINING_RUNS)
-    prs_runs = [r for r in runs if r.label.startswith("03:prs")]
-    assert all(r.quick["overrides"]["prs_on_missing"] == "keep" for r in prs_runs)  # no profiles on CPU
-    assert all("prs_on_missing" not in r.full["overrides"] for r in prs_runs)
+    (figures,) = [r for r in runs if r.notebook.startswith("05")]
+    assert figures.quick["training_logs_dir"] == MINI_RESULTS and figures.full["rerun_mini"] is False  # CPU
+    from drk.mini import DEFAULT_VARIANTS
+
+    assert set(DEFAULT_VARIANTS) <= set(TRAINING_RUNS)
 
 
 def test_missing_outputs_names_what_is_absent(tmp_path):

@@ -24,8 +24,12 @@ from drk.figures.overview import FIG1_MODELS, plot_fast_p_bars
 from drk.figures.profiling import plot_profiling_examples
 from drk.figures.scaling import plot_stts
 from drk.figures.style import save_figure
-from drk.figures.tables import build_fast_p_table, table_to_latex, table_to_markdown
+from drk.figures.tables import build_fast_p_table, frame_to_markdown, table_to_latex, table_to_markdown
 from drk.figures.training import (
+    DYNAMICS_METHODS,
+    FIG4_METHODS,
+    PRS_METHODS,
+    methods_for,
     plot_fast_p_vs_step,
     plot_fast_p_vs_turn,
     plot_prs_ablation,
@@ -157,15 +161,18 @@ def make_training_figures(out_dir, ours) -> list[Path]:
         return []
     source = f"Data: our scaled-down runs in {Path(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
     made = []
-    for stem, plot, title in (
-        ("fig4_fast_p_vs_step", plot_fast_p_vs_step, "Figure 4 (left): Fast@1 at the last turn (3 in the paper) vs RL step per method."),
-        ("fig4_fast_p_vs_turn", plot_fast_p_vs_turn, "Figure 4 (right): Fast@1 vs turn at the last step."),
+    for stem, plot, title, preferred in (
+        ("fig4_fast_p_vs_step", plot_fast_p_vs_step,
+         "Figure 4 (left): Fast@1 at the last turn (3 in the paper) vs RL step per method.", FIG4_METHODS),
+        ("fig4_fast_p_vs_turn", plot_fast_p_vs_turn, "Figure 4 (right): Fast@1 vs turn at the last step.",
+         FIG4_METHODS),
         ("fig5_7_training_dynamics", plot_training_panels,
-         "Figures 5/7: Fast@1.2, entropy, grad norm, perplexities vs RL step."),
-        ("fig8_hacking_ratio", plot_hacking_ratio, "Figure 8: hacking ratio of rollouts vs RL step."),
-        ("fig9_prs", plot_prs_ablation, "Figure 9: PRS soft vs hard vs none."),
+         "Figures 5/7: Fast@1.2, entropy, grad norm, perplexities vs RL step.", DYNAMICS_METHODS),
+        ("fig8_hacking_ratio", plot_hacking_ratio, "Figure 8: hacking ratio of rollouts vs RL step.", FIG4_METHODS),
+        ("fig9_prs", plot_prs_ablation, "Figure 9: PRS soft vs hard vs none.", PRS_METHODS),
     ):
-        fig, _ = plot(log)
+        methods = methods_for(log, preferred) if preferred else None
+        fig, _ = plot(log, methods=methods) if methods else plot(log)
         made += _save(fig, out_dir, stem, f"{title} {source}")
     return made
 
@@ -188,8 +195,30 @@ def make_fig6(out_dir, ours) -> list[Path]:
                  f"Data: {', '.join(str(f) for f in files)} (drk.eval.summary.stts_curves).", curves)
 
 
-def make_all(out_dir, ours=None) -> list[Path]:
-    """Every figure and table that the available data allows; returns the written paths."""
-    return (make_fig1(out_dir) + make_tables(out_dir, ours) + make_fig2_left(out_dir, ours)
-            + make_fig10(out_dir, ours) + make_fig3(out_dir) + make_training_figures(out_dir, ours)
-            + make_fig6(out_dir, ours))
+def make_mini_summary(out_dir, mini_dir) -> list[Path]:
+    """``table_mini_summary.md/.csv``: per mini run, its steps, start vs end metrics and held-out correct rate."""
+    from drk.mini.summary import summarize
+
+    if mini_dir is None or not any(Path(mini_dir).glob("train/*/seed*/log.jsonl")):
+        return []
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = summarize(mini_dir)
+    table.to_csv(out / "table_mini_summary.csv", index=False)
+    shown = table.rename(columns=lambda c: c.replace("gym/", "").replace("rl/", ""))
+    note = (f"Mini Dr. Kernel runs of {Path(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
+            f"and over the last 3 steps, training problems, turn 1; held-out: share of correct turns.")
+    (out / "table_mini_summary.md").write_text(f"<!-- {note} -->\n" + frame_to_markdown(shown))
+    return [out / "table_mini_summary.md", out / "table_mini_summary.csv"]
+
+
+def make_all(out_dir, ours=None, training=None) -> list[Path]:
+    """Every figure and table that the available data allows; returns the written paths.
+
+    ``ours`` holds our evaluation records, STTS and profiling cases; ``training`` our training logs in the same
+    layout (default: ``ours``), e.g. the committed mini runs ``results/mini``.
+    """
+    training = training if training is not None else ours
+    return (make_fig1(out_dir) + make_tables(out_dir, ours) + make_fig2_left(out_dir, training)
+            + make_fig10(out_dir, ours) + make_fig3(out_dir) + make_training_figures(out_dir, training)
+            + make_fig6(out_dir, ours) + make_mini_summary(out_dir, training))

@@ -47,6 +47,16 @@ def table_to_markdown(table: pd.DataFrame, decimals: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
+def frame_to_markdown(frame: pd.DataFrame, decimals: int = 3) -> str:
+    """Any small DataFrame as a GitHub Markdown table (floats rounded; no tabulate dependency)."""
+    def cell(v) -> str:
+        return f"{v:.{decimals}f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def _latex_escape(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 

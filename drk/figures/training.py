@@ -87,7 +87,28 @@ PRS_PANELS: tuple[Panel, ...] = (
     Panel(fast_p_metric(1.2, 3), "Fast@1.2, turn 3 (%)", True),
     Panel("gym/profiling_ratio", "profiling ratio (%)", True),
 )
-PRS_METHODS: tuple[str, ...] = ("prs_soft", "prs_hard", "no_prs")
+PRS_METHODS: tuple[str, ...] = ("prs_soft", "prs_hard", "no_prs", "pr")  # pr: PR reward, no PRS (= no_prs)
+#: The methods each figure compares in the paper (the mini runs log them all in one folder).
+FIG4_METHODS: tuple[str, ...] = ("trloo", "grpo", "single_turn", "gamma0", "no_hack_check")
+DYNAMICS_METHODS: tuple[str, ...] = ("trloo", "mrs", "pr", "prs", "prs_soft")
+
+
+def methods_for(log: pd.DataFrame, preferred: Sequence[str]) -> list[str] | None:
+    """The ``preferred`` methods present in ``log``, or None (= all) when the log has none of them."""
+    present = [m for m in preferred if m in set(log["method"])]
+    return present or None
+
+
+def resolve_turn_metric(log: pd.DataFrame, metric: str) -> str:
+    """``metric`` if logged; for a missing ``.../fast@p/turnT``, the same metric at the last turn that was logged.
+
+    Runs with fewer turns than the paper's three (the mini runs use two) still fill the Fast@p panels.
+    """
+    match = re.match(r"^(.*/fast@[^/]+/turn)(\d+)$", metric)
+    if match is None or (log["metric"] == metric).any():
+        return metric
+    turns = log["metric"].astype(str).str.extract(rf"^{re.escape(match.group(1))}(\d+)$", expand=False).dropna()
+    return f"{match.group(1)}{int(turns.astype(int).max())}" if len(turns) else metric
 
 
 def validate_training_log(log: pd.DataFrame) -> None:
@@ -133,17 +154,29 @@ def plot_fast_p_vs_step(log: pd.DataFrame, ax=None, *, p: float = 1.0, turn: int
                         methods: Sequence[str] | None = None, prefix: str | None = None):
     """Figure 4 (left): Fast@p at ``turn`` vs RL step, one line per method.
 
-    ``turn`` defaults to the last turn logged (3 in the paper's runs). ``prefix`` picks ``eval/`` (held out) or
-    ``gym/`` (training rollouts); default :func:`fast_p_prefix`.
+    ``turn`` defaults to the last turn logged (3 in the paper's runs). A method that never reached ``turn`` (a
+    single-turn run) is drawn at its own last turn, labelled ``method (turn k)``. ``prefix`` picks ``eval/``
+    (held out) or ``gym/`` (training rollouts); default :func:`fast_p_prefix`.
     """
     validate_training_log(log)
     prefix = prefix or fast_p_prefix(log)
+    pattern = re.compile(rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$")
+    turns = log["metric"].astype(str).str.extract(pattern, expand=False)
+    logged = log.assign(turn=turns)[turns.notna()].astype({"turn": int})
     if turn is None:
-        pattern = re.compile(rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$")
-        logged = log["metric"].astype(str).str.extract(pattern, expand=False).dropna().astype(int)
-        turn = int(logged.max()) if len(logged) else 3
-    return plot_metric_vs_step(log, fast_p_metric(p, turn, prefix), ax, methods=methods, percent=True,
-                               ylabel=f"Fast@{p:g}, turn {turn} (%)")
+        turn = int(logged["turn"].max()) if len(logged) else 3
+    last = logged.groupby("method")["turn"].max()
+    short = [m for m in _methods(logged, methods) if last[m] < turn]
+    fig, ax = plot_metric_vs_step(log, fast_p_metric(p, turn, prefix), ax, methods=methods, percent=True,
+                                  ylabel=f"Fast@{p:g}, turn {turn} (%)")
+    for i, method in enumerate(short):
+        sub = logged[(logged["method"] == method) & (logged["turn"] == last[method])]
+        stats = sub.groupby("step")["value"].mean()
+        ax.plot(stats.index, stats.to_numpy(), linestyle="--", color=method_color(method, i + 10),
+                label=f"{method} (turn {last[method]})")
+    if short:
+        ax.legend(frameon=False)
+    return fig, ax
 
 
 def plot_fast_p_vs_turn(log: pd.DataFrame, ax=None, *, p: float = 1.0, step: int | None = None,
@@ -181,7 +214,9 @@ def plot_training_panels(log: pd.DataFrame, axes=None, *, panels: Sequence[Panel
     """
     fig, axes = new_axes_row(axes, n=len(panels))
     for ax, panel in zip(axes, panels, strict=True):
-        plot_metric_vs_step(log, panel.metric, ax, methods=methods, percent=panel.percent, ylabel=panel.label)
+        metric = resolve_turn_metric(log, panel.metric)
+        label = panel.label if metric == panel.metric else re.sub(r"turn \d+", f"turn {metric[-1]}", panel.label)
+        plot_metric_vs_step(log, metric, ax, methods=methods, percent=panel.percent, ylabel=label)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     with_data = [ax for ax in axes if ax.get_lines()]

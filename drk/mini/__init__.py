@@ -14,6 +14,7 @@ from drk.mini.experiment import (
     make_data,
     make_policy,
     rl_config,
+    run_all,
     run_sft,
     run_variant,
     run_variants,
@@ -21,6 +22,6 @@ from drk.mini.experiment import (
 
 __all__ = [
     "DEFAULT_MIX", "DEFAULT_VARIANTS", "HELDOUT_PROBLEMS", "KINDS", "TRAIN_PROBLEMS", "MiniConfig",
-    "build_trajectories", "first_attempts", "load_split", "make_data", "make_policy", "rl_config", "run_sft",
+    "build_trajectories", "first_attempts", "load_split", "make_data", "make_policy", "rl_config", "run_all", "run_sft",
     "run_variant", "run_variants", "wrong_source",
 ]

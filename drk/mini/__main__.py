@@ -13,10 +13,9 @@ from drk.mini.experiment import (
     MiniConfig,
     make_data,
     make_policy,
+    run_all,
     run_sft,
     run_variant,
-    run_variants,
-    save_config,
 )
 
 
@@ -55,18 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("rl needs --variant")
         print(f"[drk.mini] wrote {run_variant(cfg, args.variant, args.seed)}", flush=True)
         return 0
-    if args.stage in ("data", "all") and "data" not in args.skip:
-        print(f"[drk.mini] data -> {make_data(cfg)} ({time.monotonic() - start:.0f} s)", flush=True)
-    if args.stage in ("policy", "all") and "policy" not in args.skip:
-        print(f"[drk.mini] policy -> {make_policy(cfg)} ({time.monotonic() - start:.0f} s)", flush=True)
-    if args.stage in ("sft", "all") and "sft" not in args.skip:
-        print(f"[drk.mini] sft -> {run_sft(cfg)} ({time.monotonic() - start:.0f} s)", flush=True)
     if args.stage == "all":
-        config_path = save_config(cfg, cfg.results("config.json"))
-        failed = run_variants(cfg, args.variants, args.seeds, args.parallel, config_path)
-        print(f"[drk.mini] RL: {len(args.variants) * len(args.seeds) - failed} runs ok, {failed} failed "
-              f"({time.monotonic() - start:.0f} s)", flush=True)
-        return 1 if failed else 0
+        return 1 if run_all(cfg, variants=args.variants, seeds=args.seeds, parallel=args.parallel,
+                            skip=tuple(args.skip)) else 0
+    stage = {"data": make_data, "policy": make_policy, "sft": run_sft}[args.stage]
+    print(f"[drk.mini] {args.stage} -> {stage(cfg)} ({time.monotonic() - start:.0f} s)", flush=True)
     return 0
 
 

@@ -280,3 +280,18 @@ def save_config(cfg: MiniConfig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(cfg), indent=2))
     return path
+
+
+def run_all(cfg: MiniConfig, *, variants: list[str] | None = None, seeds: list[int] | None = None,
+            parallel: int = 1, skip: tuple[str, ...] = ()) -> int:
+    """Every stage in order (``skip`` names stages whose outputs exist: data, policy, sft); returns failed runs."""
+    start = time.monotonic()
+    for stage, fn in (("data", make_data), ("policy", make_policy), ("sft", run_sft)):
+        if stage not in skip:
+            print(f"[drk.mini] {stage} -> {fn(cfg)} ({time.monotonic() - start:.0f} s)", flush=True)
+    variants, seeds = list(variants or DEFAULT_VARIANTS), list(seeds or [0])
+    failed = run_variants(cfg, variants, seeds, parallel, save_config(cfg, cfg.results("config.json")))
+    print(f"[drk.mini] RL: {len(variants) * len(seeds) - failed} runs ok, {failed} failed "
+          f"({time.monotonic() - start:.0f} s)", flush=True)
+    return failed
+
