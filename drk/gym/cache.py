@@ -58,7 +58,7 @@ class ResultCache:
 
     def put(self, key: str, result: EvalResult) -> bool:
         """Store ``result`` unless its status is in :data:`UNCACHED_STATUSES`; returns whether it was stored."""
-        if result.status in UNCACHED_STATUSES or (result.error or "").startswith("[drk]"):
+        if result.status in UNCACHED_STATUSES or result.env_error or (result.error or "").startswith("[drk]"):
             return False
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +23,8 @@ from drk.gym.result import EvalResult
 from drk.gym.gpu_lock import GpuTimingLock
 
 Pair = tuple[Problem, str]
+#: How often a reference that ran out of GPU memory is retried before the result is an ``env_error``.
+ENV_RETRIES = 2
 
 
 class Pool:
@@ -88,17 +91,27 @@ class Pool:
         return result
 
     def _evaluate_uncached(self, problem: Problem, candidate_src: str, config: EvalConfig) -> EvalResult:
-        try:
-            if self.device == "cpu":
-                return evaluate(problem, candidate_src, device="cpu", config=config)
-            gpu = self._pick_gpu()
-            return evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=gpu,
-                            timing_lock=self._timing_locks[gpu])
-        except ProblemError as exc:
-            return EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] {exc}")
-        except Exception as exc:  # noqa: BLE001 - a drk bug must not lose the rest of the batch
-            return EvalResult(status="runtime_error", problem=problem.name,
-                              error=f"[drk] internal error: {type(exc).__name__}: {exc}")
+        """One evaluation; the environment's own failures become ``env_error`` results, never exceptions.
+
+        A reference that runs out of GPU memory (other evaluations or a trainer hold it) is retried after a pause,
+        :data:`ENV_RETRIES` times: that failure says nothing about the candidate.
+        """
+        for attempt in range(ENV_RETRIES + 1):
+            try:
+                if self.device == "cpu":
+                    return evaluate(problem, candidate_src, device="cpu", config=config)
+                gpu = self._pick_gpu()
+                return evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=gpu,
+                                timing_lock=self._timing_locks[gpu])
+            except ProblemError as exc:
+                if "out of memory" in str(exc).lower() and attempt < ENV_RETRIES:
+                    time.sleep(2.0 * (attempt + 1))
+                    continue
+                return EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] {exc}", env_error=True)
+            except Exception as exc:  # noqa: BLE001 - a drk bug must not lose the rest of the batch
+                return EvalResult(status="runtime_error", problem=problem.name, env_error=True,
+                                  error=f"[drk] internal error: {type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")
 
     def map(self, pairs: Iterable[Pair], config: EvalConfig | None = None) -> list[EvalResult]:
         """Evaluate every pair; results come back in input order, exactly one per pair.

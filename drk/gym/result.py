@@ -52,6 +52,7 @@ class EvalResult:
     elapsed_s: float = 0.0
     stage_s: dict[str, float] = field(default_factory=dict)  # wall seconds per pipeline stage (where time goes)
     cached: bool = False
+    env_error: bool = False  # the environment failed (e.g. GPU out of memory in the reference), not the candidate
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

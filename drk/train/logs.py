@@ -42,6 +42,7 @@ METRICS: dict[str, str] = {
     "gym/hacking_ratio": "share of samples with hacking evidence (judged hacked, or flagged with the check off)",
     "gym/format_error_rate": "share of samples with status format_error",
     "gym/compile_error_rate": "share of samples with status compile_error",
+    "gym/env_error_rate": "share of samples the environment failed to judge (e.g. GPU OOM); left out of the loss",
     "gym/profiling_ratio": "mean profiling ratio PR of correct samples (absent on CPU)",
     "rollout/kl_k1": "per-token KL(rollout || train), k1 estimator, on sampled reply tokens",
     "rollout/kl_k3": "per-token KL(rollout || train), k3 estimator",
@@ -86,6 +87,7 @@ def batch_metrics(records: list[dict[str, Any]], table: dict[str, np.ndarray], a
         "gym/hacking_ratio": float(np.mean(table["hack_evidence"])),
         "gym/format_error_rate": float(np.mean(statuses == "format_error")),
         "gym/compile_error_rate": float(np.mean(statuses == "compile_error")),
+        "gym/env_error_rate": float(np.mean(table["env_error"])) if "env_error" in table else 0.0,
         "rollout/turns_mean": float(n / len(set(table["row"].tolist()))),
     })
     if mrs_diag is not None:

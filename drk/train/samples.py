@@ -18,7 +18,7 @@ from drk.train.rollout import Trajectory
 
 #: Per-sample columns of :func:`turn_table` (all shape (n,)).
 TABLE_COLUMNS = ("row", "prompt_id", "traj_id", "turn", "start", "end", "reward", "correct", "hacked",
-                 "hack_evidence", "speedup", "coverage", "status", "problem", "scripted")
+                 "hack_evidence", "speedup", "coverage", "status", "problem", "scripted", "env_error")
 
 
 def turn_table(trajs: list[Trajectory], *, use_profiling_ratio: bool = False, speedup_cap: float = 3.0,
@@ -48,6 +48,7 @@ def turn_table(trajs: list[Trajectory], *, use_profiling_ratio: bool = False, sp
                 "speedup": _nan_if_none(res.get("speedup")), "coverage": _nan_if_none(res.get("coverage")),
                 "status": res.get("status", ""), "problem": getattr(tr.problem, "name", str(tr.problem)),
                 "scripted": t.scripted,
+                "env_error": bool(res.get("env_error")),  # the environment failed: no verdict, no gradient
             })
     return {col: np.array([r[col] for r in rows]) for col in TABLE_COLUMNS} if rows else _empty_table()
 

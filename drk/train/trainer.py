@@ -221,7 +221,7 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         logp_train = self._train_logps(batch)  # (B, C) log pi_train of the rollout tokens
         keep_prs, keep_mrs, mrs_diag = self._rejection_masks(trajs, table, logp_train)
         flagged, dropped = self._authors_filters(table)
-        keep = keep_prs & keep_mrs & ~dropped
+        keep = keep_prs & keep_mrs & ~dropped & ~table["env_error"].astype(bool)  # our failures are not the policy's
         advantages = compute_advantages(table["reward"], table["prompt_id"], table["traj_id"], table["turn"],
                                         estimator=cfg.estimator, gamma=cfg.gamma, mask=~keep,
                                         level=cfg.advantage_level)

@@ -31,7 +31,38 @@ def test_broken_reference_yields_a_result_not_an_exception(problem):
     results = Pool(device="cpu", workers=2, config=CONFIG).map(
         [(bad, example_candidate("good")), (problem, example_candidate("good"))])
     assert results[0].status == "runtime_error" and results[0].error.startswith("[drk]") and "boom" in results[0].error
+    assert results[0].env_error and not results[1].env_error
     assert results[1].status == "correct"
+
+
+def _oom_once_problem(marker) -> Problem:
+    """relu2's reference, except that its first ``get_inputs`` (in any process) raises a CUDA-style OOM."""
+    source = example_problem().source.replace("def get_inputs():", f"""def get_inputs():
+    import os
+    if not os.path.exists({str(marker)!r}):
+        open({str(marker)!r}, "w").close()
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB")
+    return _get_inputs()
+
+
+def _get_inputs():""", 1)
+    return Problem.from_source(source, name="oom_once")
+
+
+def test_reference_out_of_memory_is_retried_then_an_env_error(tmp_path):
+    pool = Pool(device="cpu", workers=1, cache_dir=tmp_path / "cache", config=CONFIG, progress=False)
+    retried = pool.evaluate(_oom_once_problem(tmp_path / "seen"), example_candidate("good"))
+    assert retried.status == "correct" and not retried.env_error  # the second attempt found memory
+    import drk.gym.pool as pool_module
+
+    original, pool_module.ENV_RETRIES = pool_module.ENV_RETRIES, 0
+    try:
+        failed = pool.evaluate(_oom_once_problem(tmp_path / "fresh"), example_candidate("good"))
+    finally:
+        pool_module.ENV_RETRIES = original
+    assert failed.env_error and failed.status == "runtime_error" and "out of memory" in failed.error
+    assert pool.cache.get(cache_key(_oom_once_problem(tmp_path / "fresh"), example_candidate("good"), CONFIG,
+                                    pool._device_kind)) is None  # an environment failure is never cached
 
 
 def test_cache_hits_are_identical_and_flagged(problem, tmp_path):

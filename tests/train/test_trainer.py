@@ -151,3 +151,26 @@ def _check_loss_saw_the_batches(batches, loss_inputs):
 
 def test_reward_function_doctest():
     assert doctest.testmod(drk.train.trainer).failed == 0
+
+
+def test_environment_failures_get_no_gradient(tmp_path, tiny_model_dir, scripted_file):
+    """Samples the environment could not judge (env_error, e.g. a GPU OOM in the reference) leave the loss."""
+    from drk.gym import EvalResult
+    from drk.train.api import make_env
+
+    real = make_env("cpu", workers=1, eval_config={"timeout_s": 60})
+    calls = []
+
+    def flaky_env(problems, replies):
+        results = real(problems, replies)
+        calls.append(len(results))
+        if len(calls) == 1:  # the first turn of the first step: the environment "ran out of memory" on sample 0
+            results[0] = EvalResult(status="runtime_error", env_error=True, error="[drk] CUDA out of memory")
+        return results
+
+    trainer = build_trainer(tiny_config(tmp_path, tiny_model_dir, scripted_file, steps=1), env=flaky_env)
+    trainer.train()
+    table, keep = trainer.drk_last_batch["table"], trainer.drk_last_batch["keep"]
+    assert table["env_error"].sum() == 1 and not keep[table["env_error"]].any()
+    step = [row for row in read_jsonl(tmp_path / "run" / "log.jsonl") if "loss" in row][-1]
+    assert step["gym/env_error_rate"] == pytest.approx(1 / len(table["env_error"]))
