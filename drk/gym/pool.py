@@ -18,9 +18,9 @@ from pathlib import Path
 from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
+from drk.gym.gpu_lock import GpuTimingLock
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
-from drk.gym.gpu_lock import GpuTimingLock
 
 Pair = tuple[Problem, str]
 #: How often a reference that ran out of GPU memory is retried before the result is an ``env_error``.

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from drk.gym import Pool, evaluate, load_problems
+from drk.gym import evaluate, load_problems
 from drk.mini import MiniConfig, first_attempts, load_split, rl_config, wrong_source
 from drk.mini.data import draw_kinds
 
