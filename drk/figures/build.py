@@ -56,6 +56,15 @@ def _save(fig, out_dir, stem: str, caption: str, data: pd.DataFrame | None = Non
     return paths
 
 
+def _shown(path) -> str:
+    """``path`` as captions show it: relative to the current directory when inside it (no machine-specific roots)."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def load_training_log(ours: str | Path | None) -> pd.DataFrame | None:
     """Our training runs in the tidy schema of :mod:`drk.figures.training`, or None when there are none.
 
@@ -129,7 +138,7 @@ def make_fig2_left(out_dir, ours=None) -> list[Path]:
     fig, _ = plot_hacking_check_curves(frame)
     caption = f"Figure 2 (left): Fast@p vs RL step with and without the hacking check. Paper: {data.source}"
     if log is not None:
-        caption += f" Ours (dashed): methods trloo / no_hack_check of {Path(ours)} (train/ logs)."
+        caption += f" Ours (dashed): methods trloo / no_hack_check of {_shown(ours)} (train/ logs)."
     return _save(fig, out_dir, "fig2_left_hacking_check", caption, frame)
 
 
@@ -159,7 +168,7 @@ def make_training_figures(out_dir, ours) -> list[Path]:
     log = load_training_log(ours)
     if log is None:
         return []
-    source = f"Data: our scaled-down runs in {Path(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
+    source = f"Data: our scaled-down runs in {_shown(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
     made = []
     for stem, plot, title, preferred in (
         ("fig4_fast_p_vs_step", plot_fast_p_vs_step,
@@ -206,7 +215,7 @@ def make_mini_summary(out_dir, mini_dir) -> list[Path]:
     table = summarize(mini_dir)
     table.to_csv(out / "table_mini_summary.csv", index=False)
     shown = table.rename(columns=lambda c: c.replace("gym/", "").replace("rl/", ""))
-    note = (f"Mini Dr. Kernel runs of {Path(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
+    note = (f"Mini Dr. Kernel runs of {_shown(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
             f"and over the last 3 steps, training problems, turn 1; held-out: share of correct turns.")
     (out / "table_mini_summary.md").write_text(f"<!-- {note} -->\n" + frame_to_markdown(shown))
     return [out / "table_mini_summary.md", out / "table_mini_summary.csv"]

@@ -6,7 +6,7 @@ import pandas as pd
 
 from drk.figures._util import new_axes, percent_axis
 from drk.figures.style import PALETTE
-from drk.figures.training import fast_p_metric, fast_p_prefix, plot_metric_vs_step
+from drk.figures.training import fast_p_metric, fast_p_prefix, plot_metric_vs_step, resolve_turn_metric
 
 #: Colour per (p, hacking_check) series of Figure 2 (left).
 _SERIES_COLORS = {(1.0, True): PALETTE[0], (1.0, False): PALETTE[1], (1.2, True): PALETTE[2], (1.2, False): PALETTE[4]}
@@ -49,18 +49,21 @@ def plot_hacking_ratio(log: pd.DataFrame, ax=None, *, metric: str = "gym/hacking
 
 
 def fig2_from_training_log(log: pd.DataFrame, *, with_check: str = "trloo", without_check: str = "no_hack_check",
-                           turn: int = 3, source: str = "ours") -> pd.DataFrame:
+                           turn: int | None = None, source: str = "ours") -> pd.DataFrame:
     """Our runs in Figure 2 (left)'s layout: Fast@1 and Fast@1.2 at ``turn`` of the two methods (held-out
     ``eval/`` metrics when logged, else the training rollouts' ``gym/``).
 
     Args:
         log: a training log (schema in :mod:`drk.figures.training`).
         with_check, without_check: the method labels of the runs trained with and without the hacking check.
+        turn: the turn whose Fast@p is drawn; default the last one logged (3 in the paper, 2 in the mini runs).
 
     Returns:
         Columns ``step, p, hacking_check, value, source``; empty when neither method logged the metrics.
     """
     parts, prefix = [], fast_p_prefix(log)
+    if turn is None:
+        turn = int(resolve_turn_metric(log, fast_p_metric(1.0, 99, prefix)).rsplit("turn", 1)[1])
     for method, check in ((with_check, True), (without_check, False)):
         for p in (1.0, 1.2):
             rows = log[(log["method"] == method) & (log["metric"] == fast_p_metric(p, turn, prefix))]

@@ -60,7 +60,10 @@ class MiniConfig:
     heldout_problems: tuple[str, ...] = HELDOUT_PROBLEMS
     trajectories_per_problem: int = 8
     mix: dict = field(default_factory=lambda: dict(DEFAULT_MIX))
-    # policy
+    # policy: built from a config (None), or an existing checkpoint: a hub id or directory, e.g. "Qwen/Qwen3-8B"
+    # (the full-size path: the same stages, with the policy stage skipped)
+    model: str | None = None
+    lora: bool = False  # RL trains a LoRA adapter (PEFT) instead of all weights
     vocab_size: int = 2048
     hidden_size: int = 256
     num_layers: int = 4
@@ -95,6 +98,11 @@ class MiniConfig:
 
     def results(self, *parts: str) -> Path:
         return Path(self.results_dir).joinpath(*parts)
+
+
+def _dtype(cfg: MiniConfig) -> str:
+    """fp32 for the small from-scratch policy (exact rollout/trainer log-prob agreement); bf16 on CUDA otherwise."""
+    return "float32" if cfg.model is None else "auto"
 
 
 def load_split(cfg: MiniConfig) -> tuple[list, list]:
@@ -138,7 +146,12 @@ def make_data(cfg: MiniConfig) -> Path:
 
 
 def make_policy(cfg: MiniConfig) -> Path:
-    """Train the tokenizer on the suite + solutions + cold-start transcripts; build the model; return its dir."""
+    """Train the tokenizer on the suite + solutions + cold-start transcripts; build the model; return its dir.
+
+    With ``cfg.model`` set (an existing checkpoint) there is nothing to build: that checkpoint is returned.
+    """
+    if cfg.model is not None:
+        return Path(cfg.model)
     from drk.gym import load_problems
     from drk.models import build_tiny_model, train_tiny_tokenizer
     from drk.problems import solution_source
@@ -162,11 +175,11 @@ def run_sft(cfg: MiniConfig) -> Path:
     """Supervised cold start from ``init_model`` on ``sft_data.jsonl``; returns the checkpoint directory."""
     from drk.train.sft import SFTRunConfig, sft
 
-    if not cfg.path("init_model", "config.json").is_file():
+    if cfg.model is None and not cfg.path("init_model", "config.json").is_file():
         make_policy(cfg)
-    run = SFTRunConfig(model=str(cfg.path("init_model")), data=str(cfg.results("sft_data.jsonl")),
+    run = SFTRunConfig(model=cfg.model or str(cfg.path("init_model")), data=str(cfg.results("sft_data.jsonl")),
                        out_dir=str(cfg.path("sft")), epochs=cfg.sft_epochs, learning_rate=cfg.sft_learning_rate,
-                       micro_batch_size=cfg.sft_batch_size, max_length=4096, device=cfg.device, dtype="float32",
+                       micro_batch_size=cfg.sft_batch_size, max_length=4096, device=cfg.device, dtype=_dtype(cfg),
                        seed=cfg.seed, logging_steps=5)
     checkpoint = sft(run)
     shutil.copy(cfg.path("sft", "log.jsonl"), cfg.results("sft_log.jsonl"))
@@ -187,10 +200,10 @@ def rl_config(cfg: MiniConfig, variant: str, seed: int):
     profile = bool(overrides.get("use_profiling_ratio") or overrides.get("prs", "off") != "off")
     env = {"timing_trials": cfg.timing_trials, "timeout_s": 120, "profile": profile,
            **overrides.get("eval_config", {})}
-    base = dict(model=str(cfg.path("sft", "checkpoint-final")), problems="drk:all",
+    base = dict(model=str(cfg.path("sft", "checkpoint-final")), problems="drk:all", lora=cfg.lora,
                 prompts_per_step=cfg.prompts_per_step, rollouts_per_prompt=cfg.rollouts_per_prompt,
                 max_turns=cfg.max_turns, max_reply_tokens=cfg.max_reply_tokens, max_context_tokens=4096,
-                steps=cfg.rl_steps, learning_rate=cfg.rl_learning_rate, dtype="float32",
+                steps=cfg.rl_steps, learning_rate=cfg.rl_learning_rate, dtype=_dtype(cfg),
                 micro_batch_size=math.gcd(8, cfg.prompts_per_step * cfg.rollouts_per_prompt),
                 device=cfg.device, env_workers=cfg.env_workers, env_cache_dir=str(cfg.path("env_cache")),
                 out_dir=str(cfg.path("rl", variant, f"seed{seed}")), seed=seed, estimator=estimator)
@@ -239,7 +252,8 @@ def evaluate_heldout(cfg: MiniConfig, checkpoint: Path, problems: list, label: s
     from drk.eval.policies import HFPolicy
     from drk.eval.runner import evaluate_policy
 
-    policy = HFPolicy(str(checkpoint), device=run.resolved_device(), dtype="float32",
+    base, adapter = (run.model, str(checkpoint)) if run.lora else (str(checkpoint), None)
+    policy = HFPolicy(base, adapter=adapter, device=run.resolved_device(), dtype=run.dtype,
                       batch_size=len(problems) * cfg.heldout_samples, seed=cfg.seed)
     out = cfg.results("heldout", f"{label}.jsonl")
     evaluate_policy(policy, problems, samples=cfg.heldout_samples, turns=run.max_turns, temperature=1.0,

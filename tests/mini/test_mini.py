@@ -92,3 +92,22 @@ def test_tiny_end_to_end_on_cpu(tmp_path):
     assert any("gym/correct_rate/turn1" in s for s in steps)
     records = (tmp_path / "results" / "heldout" / "trloo_seed0.jsonl").read_text().splitlines()
     assert len(records) == 2 and all(json.loads(r)["problem"] == "L1/06_Tanh" for r in records)
+
+
+def test_an_existing_checkpoint_with_lora_takes_the_same_path(tmp_path):
+    """The full-size path: ``model`` is a checkpoint (here the tiny test model), RL trains a LoRA adapter."""
+    from drk.mini import make_data, make_policy, run_sft, run_variant
+    from drk.models import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "pretrained")
+    cfg = MiniConfig(out_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"), device="cpu",
+                     model=str(model), lora=True, train_problems=(RELU,), heldout_problems=("L1/06_Tanh",),
+                     trajectories_per_problem=2, sft_epochs=1, sft_batch_size=2, rl_steps=1, prompts_per_step=1,
+                     rollouts_per_prompt=2, max_reply_tokens=16, heldout_samples=1)
+    assert make_policy(cfg) == model  # nothing is built
+    make_data(cfg)
+    run_sft(cfg)
+    assert rl_config(cfg, "trloo", 0).lora
+    run_variant(cfg, "trloo", seed=0)
+    assert (tmp_path / "runs" / "rl" / "trloo" / "seed0" / "checkpoint-final" / "adapter_config.json").is_file()
+    assert len((tmp_path / "results" / "heldout" / "trloo_seed0.jsonl").read_text().splitlines()) == 2
