@@ -72,8 +72,13 @@ class EvalConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
         """Build from a dict; unknown keys are an error (a typo must not silently do nothing)."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown EvalConfig keys {unknown}; valid keys: {sorted(known)}")
-        return cls(**data)
+        return cls(**check_known_keys(cls, data))
+
+
+def check_known_keys(cls, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` unchanged, or a ValueError naming the unknown keys and the valid ones (for every config class)."""
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} keys {unknown}; valid keys: {sorted(known)}")
+    return dict(data)

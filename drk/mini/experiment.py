@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +86,11 @@ class MiniConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MiniConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown MiniConfig keys {unknown}; valid: {sorted(known)}")
-        data = {k: tuple(v) if k.endswith("_problems") else v for k, v in data.items()}
-        return cls(**data)
+        """Build from a dict (e.g. the saved ``config.json``); unknown keys are an error."""
+        from drk.gym.config import check_known_keys
+
+        data = check_known_keys(cls, data)
+        return cls(**{k: tuple(v) if k.endswith("_problems") else v for k, v in data.items()})
 
     def path(self, *parts: str) -> Path:
         return Path(self.out_dir).joinpath(*parts)

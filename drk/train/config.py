@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from drk.gym.config import check_known_keys  # noqa: F401 - one helper for every config class (re-exported)
 
 ESTIMATORS = ("trloo", "grpo", "grpo_std", "rloo")
 ROLLOUTS = ("hf", "vllm")
@@ -293,15 +295,6 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         key, value = pair.split("=", 1)
         out[key.strip()] = yaml.safe_load(value)
     return out
-
-
-def check_known_keys(cls, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` unchanged, or a ValueError naming unknown keys and the valid ones."""
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"unknown {cls.__name__} keys {unknown}; valid keys: {sorted(known)}")
-    return dict(data)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

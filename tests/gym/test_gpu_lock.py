@@ -23,24 +23,26 @@ def _blocked_for(lock: GpuTimingLock) -> float:
         return time.monotonic() - start
 
 
-def test_second_process_waits_for_the_holder(tmp_path):
-    lock = GpuTimingLock(0, lock_dir=tmp_path)
+def _start_holder(lock: GpuTimingLock, seconds: float):
+    """Another process that takes ``lock`` and keeps it for ``seconds``; returns once it holds it."""
     ctx = multiprocessing.get_context("spawn")
     started = ctx.Event()
-    holder = ctx.Process(target=_hold, args=(lock, 1.0, started))
+    holder = ctx.Process(target=_hold, args=(lock, seconds, started))
     holder.start()
     assert started.wait(60)
+    return holder
+
+
+def test_second_process_waits_for_the_holder(tmp_path):
+    lock = GpuTimingLock(0, lock_dir=tmp_path)
+    holder = _start_holder(lock, 1.0)
     assert _blocked_for(lock) > 0.5
     holder.join(10)
 
 
 def test_killed_holder_does_not_wedge_the_gpu(tmp_path):
     lock = GpuTimingLock(0, lock_dir=tmp_path)
-    ctx = multiprocessing.get_context("spawn")
-    started = ctx.Event()
-    holder = ctx.Process(target=_hold, args=(lock, 600.0, started))
-    holder.start()
-    assert started.wait(60)
+    holder = _start_holder(lock, 600.0)
     os.kill(holder.pid, signal.SIGKILL)
     holder.join(10)
     assert _blocked_for(lock) < 5.0
