@@ -8,7 +8,7 @@ OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
-timeout 150 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
+timeout 240 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
   > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed" "$OUT/gpu_tests.log" | tail -1
 timeout 240 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
   > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log"

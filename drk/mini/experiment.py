@@ -80,6 +80,7 @@ class MiniConfig:
     max_turns: int = 2
     max_reply_tokens: int = 1024
     rl_learning_rate: float = 5e-5
+    temperature: float = 1.0  # sampling temperature of the rollouts and the held-out evaluation (the paper: 1.0)
     timing_trials: int = 30  # per evaluation (drk.gym's default is 100: a smaller budget for many small runs)
     env_workers: int = 2
     heldout_samples: int = 4
@@ -202,6 +203,7 @@ def rl_config(cfg: MiniConfig, variant: str, seed: int):
     base = dict(model=str(cfg.path("sft", "checkpoint-final")), problems="drk:all", lora=cfg.lora,
                 prompts_per_step=cfg.prompts_per_step, rollouts_per_prompt=cfg.rollouts_per_prompt,
                 max_turns=cfg.max_turns, max_reply_tokens=cfg.max_reply_tokens, max_context_tokens=4096,
+                temperature=cfg.temperature,
                 steps=cfg.rl_steps, learning_rate=cfg.rl_learning_rate, dtype=_dtype(cfg),
                 micro_batch_size=math.gcd(8, cfg.prompts_per_step * cfg.rollouts_per_prompt),
                 device=cfg.device, env_workers=cfg.env_workers, env_cache_dir=str(cfg.path("env_cache")),
@@ -255,7 +257,7 @@ def evaluate_heldout(cfg: MiniConfig, checkpoint: Path, problems: list, label: s
     policy = HFPolicy(base, adapter=adapter, device=run.resolved_device(), dtype=run.dtype,
                       batch_size=len(problems) * cfg.heldout_samples, seed=cfg.seed)
     out = cfg.results("heldout", f"{label}.jsonl")
-    evaluate_policy(policy, problems, samples=cfg.heldout_samples, turns=run.max_turns, temperature=1.0,
+    evaluate_policy(policy, problems, samples=cfg.heldout_samples, turns=run.max_turns, temperature=cfg.temperature,
                     top_p=0.95, max_new_tokens=cfg.max_reply_tokens, eval_config=eval_config(cfg, run.eval_config),
                     device=run.resolved_device(), out_path=out)
     return out

@@ -58,6 +58,7 @@ def test_split_is_disjoint_and_every_training_problem_has_its_kinds():
 def test_variants_map_to_the_ablation_settings():
     cfg = MiniConfig(device="cpu")
     assert rl_config(cfg, "grpo", 0).estimator == "grpo"
+    assert rl_config(replace(cfg, temperature=0.5), "trloo", 0).temperature == 0.5
     assert rl_config(cfg, "single_turn", 0).max_turns == 1
     assert rl_config(cfg, "gamma0", 0).gamma == 0.0
     no_check = rl_config(cfg, "no_hack_check", 0)
