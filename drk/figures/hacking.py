@@ -24,7 +24,8 @@ def plot_hacking_check_curves(df: pd.DataFrame, ax=None):
     Returns:
         ``(fig, ax)``; one line per (source, p, hacking_check) present.
     """
-    fig, ax = new_axes(ax, figsize=(4.5, 3.0))
+    several = "source" in df and df["source"].nunique() > 1
+    fig, ax = new_axes(ax, figsize=(7.5, 3.0) if several else (4.5, 3.0))  # room for the legend beside
     df = df.assign(source=df["source"] if "source" in df else "paper")
     for (source, p, check), rows in df.groupby(["source", "p", "hacking_check"], sort=False):
         rows = rows.sort_values("step")
@@ -35,7 +36,10 @@ def plot_hacking_check_curves(df: pd.DataFrame, ax=None):
     ax.set_xlabel("RL step")
     ax.set_ylabel("Fast@p (%)")
     percent_axis(ax)
-    ax.legend(frameon=False)
+    if several:
+        ax.legend(frameon=False, loc="center left", bbox_to_anchor=(1.02, 0.5))  # beside: the curves fill the axes
+    else:
+        ax.legend(frameon=False)
     return fig, ax
 
 
