@@ -54,7 +54,7 @@ EXPECTED_FIGURES: tuple[str, ...] = (
     "fig4_fast_p_vs_turn", "fig5_7_training_dynamics", "fig6_stts", "fig8_hacking_ratio", "fig9_prs",
     "fig10_profiling_examples", "bias_shrink_factor", "bias_per_turn_shrink", "bias_bandit_curves",
 )
-EXPECTED_TABLES: tuple[str, ...] = ("table_mini_summary.md",
+EXPECTED_TABLES: tuple[str, ...] = ("table_mini_summary.md", "table_timing_policy.md",
                                     "table1_fast_p_eager.md", "table1_fast_p_eager.tex",
                                     "table2_fast_p_torch_compile.md", "table2_fast_p_torch_compile.tex")
 

@@ -57,3 +57,29 @@ def load_gpu_results(path: str | Path = GPU_RESULTS):
     frame.attrs["notes"] = notes
     return frame
 
+
+def timing_policy_fast_p(frame, ps=(1.0, 1.2, 1.5, 2.0)):
+    """Fast@p of the measured solutions per timing policy, overall and per level (issue 6's comparison).
+
+    Each (solution, policy) row of :func:`load_gpu_results` (or ``benchmarks/suite_gpu.py``'s frame) counts as
+    one sample: the same kernels, timed two ways, so any difference is the timer's.
+
+    Returns:
+        A ``DataFrame`` with columns ``timing_policy, level`` ("all" or 1/2/3), ``n`` and ``Fast@p`` per ``p``
+        (fractions).
+    """
+    import pandas as pd
+
+    from drk.metrics import fast_p
+
+    rows = []
+    for policy, by_policy in frame.groupby("timing_policy", sort=False):
+        for level, sub in [("all", by_policy), *by_policy.groupby("level")]:
+            records = [{"problem": f"{label}:{kind}", "sample": 0, "turn": 1, "correct": bool(correct),
+                        "hacked": bool(hacked), "speedup": None if pd.isna(speedup) else float(speedup)}
+                       for label, kind, correct, hacked, speedup in
+                       zip(sub["label"], sub["kind"], sub["correct"], sub["hacked"], sub["speedup"])]
+            rows.append({"timing_policy": policy, "level": level, "n": len(records),
+                         **{f"Fast@{p:g}": fast_p(records, p) for p in ps}})
+    return pd.DataFrame(rows)
+

@@ -50,3 +50,18 @@ def test_shipped_gpu_results_cover_the_suite():
         assert len(rows) >= 85 and (rows.status == "correct").all(), policy
         fused, lazy = rows[rows.kind == "fused"], rows[rows.kind == "lazy"]
         assert fused.coverage.median() > 0.9 > 0.1 > lazy.coverage.median()  # the PR separates fused from lazy
+
+
+def test_timing_policy_fast_p_counts_each_solution_once_per_policy():
+    import pandas as pd
+
+    from drk.problems import timing_policy_fast_p
+
+    frame = pd.DataFrame({
+        "label": ["a", "b", "a", "b"], "kind": ["fused"] * 4, "level": [1, 2, 1, 2],
+        "timing_policy": ["drk", "drk", "authors", "authors"], "correct": [True, True, True, False],
+        "hacked": [False] * 4, "speedup": [1.1, 2.5, 1.3, None]})
+    table = timing_policy_fast_p(frame, ps=(1.0, 1.2)).set_index(["timing_policy", "level"])
+    assert table.loc[("drk", "all"), "Fast@1"] == 1.0 and table.loc[("drk", "all"), "Fast@1.2"] == 0.5
+    assert table.loc[("authors", "all"), "Fast@1.2"] == 0.5 and table.loc[("authors", 2), "Fast@1"] == 0.0
+    assert table.loc[("drk", 1), "n"] == 1
