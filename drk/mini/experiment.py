@@ -270,7 +270,7 @@ def run_variants(cfg: MiniConfig, variants: list[str], seeds: list[int], paralle
     ``out_dir/rl/<variant>/seed<k>.log``). Timings of all of them share the host-wide per-GPU lock.
     """
     jobs = [(v, s) for s in seeds for v in variants]
-    running: list[tuple[str, int, subprocess.Popen]] = []
+    running: list[tuple[str, int, subprocess.Popen, Any]] = []
     failed = 0
     while jobs or running:
         while jobs and len(running) < parallel:
@@ -279,13 +279,16 @@ def run_variants(cfg: MiniConfig, variants: list[str], seeds: list[int], paralle
             log.parent.mkdir(parents=True, exist_ok=True)
             cmd = [sys.executable, "-m", "drk.mini", "rl", "--config", str(config_path), "--variant", variant,
                    "--seed", str(seed)]
-            running.append((variant, seed, subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT,
-                                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})))
+            out = open(log, "w")  # noqa: SIM115 - closed when the run ends, below
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            running.append((variant, seed, proc, out))
         time.sleep(2)
         for item in list(running):
-            variant, seed, proc = item
+            variant, seed, proc, out = item
             if proc.poll() is not None:
                 running.remove(item)
+                out.close()
                 failed += proc.returncode != 0
                 print(f"[drk.mini] {variant} seed {seed}: exit {proc.returncode}", flush=True)
     return failed
@@ -299,7 +302,16 @@ def save_config(cfg: MiniConfig, path: Path) -> Path:
 
 def run_all(cfg: MiniConfig, *, variants: list[str] | None = None, seeds: list[int] | None = None,
             parallel: int = 1, skip: tuple[str, ...] = ()) -> int:
-    """Every stage in order (``skip`` names stages whose outputs exist: data, policy, sft); returns failed runs."""
+    """Every stage in order (``skip`` names stages whose outputs exist: data, policy, sft); returns failed runs.
+
+    Raises:
+        ValueError: an unknown variant, before anything runs.
+    """
+    from drk.reproduce import TRAINING_RUNS
+
+    unknown = sorted(set(variants or ()) - set(TRAINING_RUNS))
+    if unknown:
+        raise ValueError(f"unknown variants {unknown}; known: {sorted(TRAINING_RUNS)}")
     start = time.monotonic()
     for stage, fn in (("data", make_data), ("policy", make_policy), ("sft", run_sft)):
         if stage not in skip:

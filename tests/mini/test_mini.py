@@ -112,3 +112,17 @@ def test_an_existing_checkpoint_with_lora_takes_the_same_path(tmp_path):
     run_variant(cfg, "trloo", seed=0)
     assert (tmp_path / "runs" / "rl" / "trloo" / "seed0" / "checkpoint-final" / "adapter_config.json").is_file()
     assert len((tmp_path / "results" / "heldout" / "trloo_seed0.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_failing_run_is_counted_and_loses_no_other_work(tmp_path):
+    from drk.mini import run_all, run_variants
+    from drk.mini.experiment import save_config
+
+    cfg = MiniConfig(out_dir=str(tmp_path / "runs"), results_dir=str(tmp_path / "results"), device="cpu")
+    with pytest.raises(ValueError, match="unknown variants"):
+        run_all(cfg, variants=["trloo", "magic"])  # checked before any stage runs
+    assert not (tmp_path / "results").exists()
+    # a run that fails inside its own process (here: no SFT checkpoint) is reported, and its log kept
+    failed = run_variants(cfg, ["trloo"], [0], 1, save_config(cfg, tmp_path / "config.json"))
+    assert failed == 1
+    assert "checkpoint-final" in (tmp_path / "runs" / "rl" / "trloo" / "seed0.log").read_text()
