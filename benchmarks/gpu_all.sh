@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU measurement of the environment in one device call (~6 minutes on one H200); logs under ${OUT:-out/gpu}.
 #   GPU tests of drk.gym, the bundled suite under both timing policies (-> gpu_results.csv), the timing-noise
-#   and throughput benchmark, and (with .whl carried: scripts/fetch_device_wheels.sh) the trainer's GPU test.
+#   and throughput benchmark, and with TRAINER_TEST=1 and .whl carried (scripts/fetch_device_wheels.sh) the trainer's GPU test.
 #   Run from the repository root with drk importable (PYTHONPATH=$PWD). SPREAD picks the CV examples.
 set -u
 OUT=${OUT:-out/gpu}
