@@ -6,7 +6,7 @@ import pandas as pd
 
 from drk.figures._util import new_axes, percent_axis
 from drk.figures.style import PALETTE
-from drk.figures.training import fast_p_metric, fast_p_prefix, plot_metric_vs_step, resolve_turn_metric
+from drk.figures.training import fast_p_metric, fast_p_prefix, fast_p_turns, plot_metric_vs_step
 
 #: Colour per (p, hacking_check) series of Figure 2 (left).
 _SERIES_COLORS = {(1.0, True): PALETTE[0], (1.0, False): PALETTE[1], (1.2, True): PALETTE[2], (1.2, False): PALETTE[4]}
@@ -67,7 +67,8 @@ def fig2_from_training_log(log: pd.DataFrame, *, with_check: str = "trloo", with
     """
     parts, prefix = [], fast_p_prefix(log)
     if turn is None:
-        turn = int(resolve_turn_metric(log, fast_p_metric(1.0, 99, prefix)).rsplit("turn", 1)[1])
+        logged = fast_p_turns(log, 1.0, prefix)
+        turn = int(logged.max()) if logged.notna().any() else 3
     for method, check in ((with_check, True), (without_check, False)):
         for p in (1.0, 1.2):
             rows = log[(log["method"] == method) & (log["metric"] == fast_p_metric(p, turn, prefix))]

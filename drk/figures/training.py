@@ -99,6 +99,12 @@ def methods_for(log: pd.DataFrame, preferred: Sequence[str]) -> list[str] | None
     return present or None
 
 
+def fast_p_turns(log: pd.DataFrame, p: float, prefix: str) -> pd.Series:
+    """For each row, the turn ``t`` of its ``{prefix}/fast@{p}/turn{t}`` metric; NaN for every other metric."""
+    pattern = rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$"
+    return pd.to_numeric(log["metric"].astype(str).str.extract(pattern, expand=False))
+
+
 def resolve_turn_metric(log: pd.DataFrame, metric: str) -> str:
     """``metric`` if logged; for a missing ``.../fast@p/turnT``, the same metric at the last turn that was logged.
 
@@ -160,8 +166,7 @@ def plot_fast_p_vs_step(log: pd.DataFrame, ax=None, *, p: float = 1.0, turn: int
     """
     validate_training_log(log)
     prefix = prefix or fast_p_prefix(log)
-    pattern = re.compile(rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$")
-    turns = log["metric"].astype(str).str.extract(pattern, expand=False)
+    turns = fast_p_turns(log, p, prefix)
     logged = log.assign(turn=turns)[turns.notna()].astype({"turn": int})
     if turn is None:
         turn = int(logged["turn"].max()) if len(logged) else 3
@@ -185,8 +190,7 @@ def plot_fast_p_vs_turn(log: pd.DataFrame, ax=None, *, p: float = 1.0, step: int
     validate_training_log(log)
     fig, ax = new_axes(ax)
     prefix = prefix or fast_p_prefix(log)
-    pattern = re.compile(rf"^{re.escape(prefix)}/fast@{re.escape(f'{p:g}')}/turn(\d+)$")
-    turns = log["metric"].astype(str).str.extract(pattern, expand=False)
+    turns = fast_p_turns(log, p, prefix)
     sub = log[turns.notna()].assign(turn=turns.dropna().astype(int))
     if sub.empty:
         note_missing(ax, f"{prefix}/fast@{p:g}/turn*")
@@ -215,7 +219,8 @@ def plot_training_panels(log: pd.DataFrame, axes=None, *, panels: Sequence[Panel
     fig, axes = new_axes_row(axes, n=len(panels))
     for ax, panel in zip(axes, panels, strict=True):
         metric = resolve_turn_metric(log, panel.metric)
-        label = panel.label if metric == panel.metric else re.sub(r"turn \d+", f"turn {metric[-1]}", panel.label)
+        turn = metric.rsplit("turn", 1)[-1]
+        label = panel.label if metric == panel.metric else re.sub(r"turn \d+", f"turn {turn}", panel.label)
         plot_metric_vs_step(log, metric, ax, methods=methods, percent=panel.percent, ylabel=label)
         if ax.get_legend() is not None:
             ax.get_legend().remove()

@@ -18,7 +18,6 @@ from pathlib import Path
 from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
-from drk.gym.gpu_lock import GpuTimingLock
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 
@@ -52,7 +51,6 @@ class Pool:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         self.cache = ResultCache(cache_dir) if cache_dir else None
         self.progress = progress
-        self._timing_locks = {gpu: GpuTimingLock(gpu) for gpu in self.gpus}
         self._device_kind = self._describe_device()
         self._next_gpu = 0
         self._gpu_lock = threading.Lock()
@@ -101,8 +99,8 @@ class Pool:
                 if self.device == "cpu":
                     return evaluate(problem, candidate_src, device="cpu", config=config)
                 gpu = self._pick_gpu()
-                return evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=gpu,
-                                timing_lock=self._timing_locks[gpu])
+                # evaluate's default timing lock is the host-wide GpuTimingLock of that GPU
+                return evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=gpu)
             except ProblemError as exc:
                 if "out of memory" in str(exc).lower() and attempt < ENV_RETRIES:
                     time.sleep(2.0 * (attempt + 1))

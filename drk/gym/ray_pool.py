@@ -74,7 +74,7 @@ class RayPool:
             try:
                 shard_results = [EvalResult.from_dict(d) for d in ray.get(future)]
             except Exception as exc:  # noqa: BLE001 - a lost actor loses only its share
-                shard_results = [EvalResult(status="runtime_error", problem=pairs[i][0].name,
+                shard_results = [EvalResult(status="runtime_error", problem=pairs[i][0].name, env_error=True,
                                             error=f"[drk] ray actor failed: {type(exc).__name__}: {exc}"[:500])
                                  for i in shard]
             for i, result in zip(shard, shard_results):

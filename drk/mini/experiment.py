@@ -117,11 +117,16 @@ def load_split(cfg: MiniConfig) -> tuple[list, list]:
     return [by_key[k] for k in cfg.train_problems], [by_key[k] for k in cfg.heldout_problems]
 
 
+def env_settings(cfg: MiniConfig) -> dict[str, Any]:
+    """The experiment's ``EvalConfig`` fields (timing budget cut to ``timing_trials``), for data, RL and held-out."""
+    return {"timing_trials": cfg.timing_trials, "timeout_s": 120}
+
+
 def eval_config(cfg: MiniConfig, overrides: dict | None = None):
-    """The environment settings of the experiment (timing budget cut to ``timing_trials``)."""
+    """The environment settings of the experiment as an ``EvalConfig`` (``overrides`` on top)."""
     from drk.gym import EvalConfig
 
-    return EvalConfig.from_dict({"timing_trials": cfg.timing_trials, "timeout_s": 120, **(overrides or {})})
+    return EvalConfig.from_dict({**env_settings(cfg), **(overrides or {})})
 
 
 # --- 1. data ---------------------------------------------------------------------------------------------------
@@ -198,8 +203,7 @@ def rl_config(cfg: MiniConfig, variant: str, seed: int):
         raise ValueError(f"unknown variant {variant!r}; known: {sorted(TRAINING_RUNS)}")
     estimator, overrides = TRAINING_RUNS[variant]
     profile = bool(overrides.get("use_profiling_ratio") or overrides.get("prs", "off") != "off")
-    env = {"timing_trials": cfg.timing_trials, "timeout_s": 120, "profile": profile,
-           **overrides.get("eval_config", {})}
+    env = {**env_settings(cfg), "profile": profile, **overrides.get("eval_config", {})}
     base = dict(model=str(cfg.path("sft", "checkpoint-final")), problems="drk:all", lora=cfg.lora,
                 prompts_per_step=cfg.prompts_per_step, rollouts_per_prompt=cfg.rollouts_per_prompt,
                 max_turns=cfg.max_turns, max_reply_tokens=cfg.max_reply_tokens, max_context_tokens=4096,

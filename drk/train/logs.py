@@ -87,7 +87,7 @@ def batch_metrics(records: list[dict[str, Any]], table: dict[str, np.ndarray], a
         "gym/hacking_ratio": float(np.mean(table["hack_evidence"])),
         "gym/format_error_rate": float(np.mean(statuses == "format_error")),
         "gym/compile_error_rate": float(np.mean(statuses == "compile_error")),
-        "gym/env_error_rate": float(np.mean(table["env_error"])) if "env_error" in table else 0.0,
+        "gym/env_error_rate": float(np.mean(table["env_error"])),
         "rollout/turns_mean": float(n / len(set(table["row"].tolist()))),
     })
     if mrs_diag is not None:
