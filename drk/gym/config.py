@@ -47,6 +47,19 @@ class EvalConfig:
     l2_flush_mb: int = 512
     #: Bytes of the candidate's reply kept at most; longer replies are a format error (protects the parser).
     max_source_chars: int = 200_000
+    #: Candidate sandbox: ``"auto"`` (the strongest that works here: another uid + namespaces as root, namespaces
+    #: otherwise), ``"uid"``, ``"namespace"``, or ``"process"`` (no sandbox: only for trusted code, never for RL).
+    isolation: Literal["auto", "uid", "namespace", "process"] = "auto"
+    #: Also check hidden input sets whose distribution differs from ``get_inputs`` (scaled, sign-flipped, shifted).
+    hidden_inputs: bool = True
+    #: Timed calls per round (GPU): the judge bounds each round of the candidate's calls with its own clock.
+    timing_round_calls: int = 10
+    #: Wall milliseconds per round the candidate may need beyond its reported times and the reference's overhead
+    #: (pipe round trip and jitter); more is ``hacked: timing_mismatch``. GPU, and CPU (interpreter) below.
+    timing_slack_ms: float = 0.5
+    cpu_timing_slack_ms: float = 250.0
+    #: Bytes of output data one answer of the candidate's process may carry (a flood is a runtime error).
+    max_output_bytes: int = 4 * 2**30
 
     def __post_init__(self) -> None:
         if self.correctness_trials < 2:
@@ -63,6 +76,10 @@ class EvalConfig:
             raise ValueError(f"reference_mode={self.reference_mode!r}: choose one of {REFERENCE_MODES}")
         if self.timing_policy not in TIMING_POLICIES:
             raise ValueError(f"timing_policy={self.timing_policy!r}: choose one of {TIMING_POLICIES}")
+        if self.isolation not in ("auto", "uid", "namespace", "process"):
+            raise ValueError(f"isolation={self.isolation!r}: choose auto, uid, namespace or process")
+        if self.timing_round_calls < 1 or self.timing_slack_ms < 0 or self.cpu_timing_slack_ms < 0:
+            raise ValueError("timing_round_calls must be >= 1 and the timing slacks >= 0")
         if self.l2_flush_mb < 0:
             raise ValueError(f"l2_flush_mb must be >= 0, got {self.l2_flush_mb}")
 

@@ -67,6 +67,8 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             return Comparison(False, None, f"output {index}: expected a tensor, got {type(out).__name__}")
         if tuple(out.shape) != tuple(exp.shape):
             return Comparison(False, None, f"output {index}: shape {tuple(out.shape)}, expected {tuple(exp.shape)}")
+        if out.dtype != exp.dtype:
+            return Comparison(False, None, f"output {index}: dtype {out.dtype}, expected {exp.dtype} (the reference's)")
         # Compared where they live (a GPU does this in microseconds; 64M elements on a CPU take seconds).
         exp_f, out_f = exp.to(torch.float64), out.detach().to(device=exp.device, dtype=torch.float64)
         diff = (exp_f - out_f).abs()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -25,21 +24,28 @@ class ProblemError(RuntimeError):
 
 
 def resolve_device(device: str) -> str:
-    """``"auto"`` becomes ``"cuda"`` when a GPU is visible, else ``"cpu"`` (Triton interpreter)."""
+    """``"auto"`` becomes ``"cuda"`` when a GPU is visible, else ``"cpu"`` (Triton interpreter).
+
+    Raises:
+        ValueError: an unknown device, or ``"cuda"`` on a machine where no GPU is visible.
+    """
     if device not in DEVICES:
         raise ValueError(f"device={device!r}: choose one of {DEVICES}")
-    if device == "auto":
-        import torch
+    if device == "cpu":
+        return device
+    import torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' but no GPU is visible here; use device='cpu' (Triton interpreter) or 'auto'")
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", config: EvalConfig | None = None,
              gpu_index: int = 0, timing_lock: Any = None) -> EvalResult:
     """Evaluate a candidate (a module, or an LLM reply with a fenced python block) against ``problem``.
 
-    Never raises because of the candidate: every failure is a status of the returned result.
+    Never raises because of the candidate: every failure is a status of the returned result. The judging runs in
+    a fresh trusted child (:mod:`drk.gym.judge`), which runs the candidate in an OS sandbox of its own.
 
     Args:
         problem: the reference.
@@ -47,11 +53,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         device: ``"cuda"``, ``"cpu"`` (Triton interpreter) or ``"auto"``.
         config: evaluation settings; defaults to ``EvalConfig()``.
         gpu_index: which GPU to use on a multi-GPU host.
-        timing_lock: held by the child while it times; default a :class:`GpuTimingLock` for ``gpu_index``, so
+        timing_lock: held by the judge while it times; default a :class:`GpuTimingLock` for ``gpu_index``, so
             timings on one GPU never overlap, whoever runs them on this host.
 
     Raises:
-        ProblemError: the problem's reference failed to run.
+        ProblemError: the problem's reference failed or hung (a problem bug, never the candidate's).
         ValueError: bad ``device`` or config.
     """
     config = config or EvalConfig()
@@ -69,29 +75,37 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         from drk.gym.gpu_lock import GpuTimingLock
 
         timing_lock = GpuTimingLock(gpu_index)
-    with tempfile.TemporaryDirectory(prefix="drk_eval_") as tmp:
-        path = Path(tmp) / "candidate.py"
-        path.write_text(code)
-        payload = {
-            "problem_source": problem.source,
-            "problem_name": problem.name,
-            "problem_path": problem.path or f"<problem {problem.name}>",
-            "candidate_path": str(path),
-            "device": kind,
-            "gpu_index": gpu_index,
-            "config": config.to_dict(),
-        }
-        from drk.gym.worker import evaluate_in_child
+    payload = {
+        "problem_source": problem.source,
+        "problem_name": problem.name,
+        "problem_path": problem.path or f"<problem {problem.name}>",
+        "candidate_source": code,
+        "static_reasons": static_reasons,
+        "device": kind,
+        "gpu_index": gpu_index,
+        "config": config.to_dict(),
+        "isolation_level": _isolation_level(config.isolation),
+    }
+    from drk.gym.judge import judge
 
-        stdio = Path(tmp) / "stdio.txt"
-        outcome = run_sandboxed(evaluate_in_child, (payload, timing_lock), config.timeout_s, stdio_path=str(stdio))
-        where = _candidate_stack(stdio, str(path))
+    with tempfile.TemporaryDirectory(prefix="drk_judge_") as tmp:
+        # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
+        outcome = run_sandboxed(judge, (payload, timing_lock), 2 * config.timeout_s + 120,
+                                stdio_path=str(Path(tmp) / "stdio.txt"))
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
-    if where and result.status in ("runtime_error", "timeout") and outcome.result is None:
-        result.error = f"{result.error}\nlast candidate lines on the stack:\n{where}"
     result.elapsed_s = time.monotonic() - start
     result.feedback = make_feedback(result)
     return result
+
+
+def _isolation_level(requested: str) -> str | None:
+    """The sandbox level, probed once per caller process (``None``: unavailable; the judge says why)."""
+    from drk.gym.isolation import IsolationUnavailable, available_level
+
+    try:
+        return available_level(requested).level
+    except IsolationUnavailable:
+        return None
 
 
 def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[str, list[str]]:
@@ -120,26 +134,6 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
     return code, reasons
 
 
-def _candidate_stack(stdio: Path, candidate_path: str, max_lines: int = 4) -> str:
-    """The candidate's own frames from a faulthandler dump in the child's output ('' when there are none).
-
-    faulthandler prints the innermost frame first; we keep the candidate's frames only, innermost first.
-    """
-    try:
-        text = stdio.read_text(errors="replace")[-20_000:]
-        source = Path(candidate_path).read_text().splitlines()
-    except OSError:
-        return ""
-    frames = []
-    for line in text.splitlines():
-        match = re.search(r'File "(.+)", line (\d+) in (\S+)', line)
-        if match and match.group(1) == candidate_path:
-            number = int(match.group(2))
-            code = source[number - 1].strip() if 0 < number <= len(source) else ""
-            frames.append(f"  candidate.py line {number}, in {match.group(3)}: {code}")
-    return "\n".join(frames[:max_lines])
-
-
 def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: EvalConfig, kind: str,
                          static_reasons: list[str]) -> EvalResult:
     base = {"problem": problem.name, "reference_mode": config.reference_mode, "timing_policy": config.timing_policy,
@@ -147,16 +141,17 @@ def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: Eval
     data = outcome.result
     if data is not None and "reference_error" in data:
         raise ProblemError(f"the reference of problem {problem.name!r} failed: {data['reference_error']}")
-    if data is not None and "internal_error" in data:
-        return EvalResult(status="runtime_error", error=f"evaluation aborted in stage {outcome.last_stage}: "
-                          f"{data['internal_error']}", **base)
-    if outcome.timed_out:
-        return EvalResult(status="timeout", error=f"no verdict within {config.timeout_s:.0f} s "
-                          f"(stuck in stage '{outcome.last_stage}')", **base)
-    if data is None:
-        how = f"exit code {outcome.exitcode}" if (outcome.exitcode or 0) >= 0 else f"signal {-outcome.exitcode}"
-        return EvalResult(status="runtime_error", error=f"the evaluation process died ({how}) in stage "
-                          f"'{outcome.last_stage}' (segfault, os._exit, out of memory or a CUDA fault)", **base)
+    if outcome.timed_out and outcome.last_stage in ("startup", "reference"):
+        raise ProblemError(f"the reference of problem {problem.name!r} did not finish in time "
+                           f"(stage '{outcome.last_stage}')")
+    if data is None or "internal_error" in data or outcome.timed_out:
+        # The judge is drk's own trusted process and the candidate cannot reach it: its failure (killed, out of
+        # memory, a drk bug, no sandbox) is the environment's, never charged to the candidate.
+        why = data["internal_error"] if data is not None and "internal_error" in data else (
+            "the judge did not answer in time" if outcome.timed_out else
+            f"the judge process died (exit code {outcome.exitcode})")
+        return EvalResult(status="runtime_error", error=f"[drk] environment failure in stage "
+                          f"'{outcome.last_stage}': {why}", env_error=True, **base)
     fields = {k: v for k, v in data.items() if k in EvalResult.__dataclass_fields__}
     fields.setdefault("status", "runtime_error")
     result = EvalResult(**{**base, **fields})

@@ -1,10 +1,10 @@
-"""Process isolation: run one evaluation in a fresh child with a wall-clock limit.
+"""The judge's process: run one evaluation's judge in a fresh child with a wall-clock limit.
 
-Children are forked from a *forkserver* that has imported torch but never touched CUDA and never ran
-candidate code: each evaluation gets a pristine process (a CUDA fault or a monkey-patch dies with it) without
-paying the ~2 s import of torch again. The child talks back over a pipe in JSON (never pickle: the parent
-must not unpickle bytes a candidate could have written), each message carrying a per-evaluation secret so a
-candidate cannot forge a verdict.
+Children are forked from a *forkserver* that has imported torch but never touched CUDA and never runs candidate
+code: each evaluation's judge gets a pristine process (its CUDA context and memory die with it) without paying
+the ~2 s import of torch again. The candidate itself never runs here: the judge starts it in an OS sandbox
+(:mod:`drk.gym.isolation`). The judge answers over a pipe in JSON (never pickle), each message carrying a
+per-evaluation secret.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _get_context() -> multiprocessing.context.BaseContext:
     if _context is None:
         if "forkserver" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["drk.gym.worker"])  # imports torch once; no triton, no CUDA
+            ctx.set_forkserver_preload(["drk.gym.judge"])  # imports torch once; no triton, no CUDA
         else:  # pragma: no cover - Windows
             ctx = multiprocessing.get_context("spawn")
         _context = ctx

@@ -36,7 +36,7 @@ def test_extract_takes_last_fenced_block():
         ("import torch\nsetattr(torch, 'add', None)", ["tamper"]),
         ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", ["tamper"]),  # would change the reference too
         ("import torch\ntorch.manual_seed(0)\nx = torch.backends.cuda.matmul.allow_tf32", []),
-        ("import drk.gym.worker", ["tamper"]),
+        ("import drk.gym.runner", ["tamper"]),
     ],
 )
 def test_static_checks(source, expected):

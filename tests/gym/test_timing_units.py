@@ -1,32 +1,54 @@
-"""The timer's summaries (pure) and the CPU timer; the CUDA path is covered by tests/gym/test_gpu.py."""
+"""Rounds (the shared call loop), digests and the judge's timing summaries, on CPU."""
+
+import math
 
 import pytest
 import torch
 
-from drk.gym.timing import _iqr, _summarise, time_pair_cpu
-
-
-def test_drk_policy_takes_medians_and_iqr():
-    t = _summarise({"ref": [1.0, 2.0, 3.0, 4.0, 100.0], "cand": [0.5, 0.5, 0.6, 0.7, 50.0]}, "drk",
-                   "cuda_events")
-    assert t.ref_ms == 3.0 and t.kernel_ms == 0.6  # one preempted call does not move a median
-    assert t.backend == "cuda_events:median_l2flush"
-    assert t.ref_ms_iqr == pytest.approx(_iqr([1.0, 2.0, 3.0, 4.0, 100.0]))
-
-
-def test_authors_policy_takes_means():
-    t = _summarise({"ref": [1.0, 2.0, 3.0, 4.0, 100.0], "cand": [1.0, 1.0, 1.0, 1.0, 1.0]}, "authors",
-                   "cuda_events+device_sync")
-    assert t.ref_ms == 22.0 and t.backend == "cuda_events+device_sync:mean_noflush"
+from drk.gym import rounds
+from drk.gym.judge import _digests_close, _iqr
+from drk.gym.rounds import CallSpec
 
 
 def test_iqr_small_samples():
     assert _iqr([]) == 0.0 and _iqr([2.0, 5.0]) == 3.0
+    assert _iqr([1.0, 2.0, 3.0, 4.0, 100.0]) == pytest.approx(52.0 - 1.5)  # exclusive quartiles: 1.5 and 52
 
 
-def test_cpu_timer_times_both_models():
+def test_run_round_times_every_call_and_keeps_outputs():
     slow = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
-    fast = torch.nn.Identity()
-    t = time_pair_cpu(slow, fast, [torch.randn(256, 64)], trials=3)
-    assert t.backend == "cpu_interpreter_wall" and len(t.ref_samples) == len(t.kernel_samples) == 3
-    assert t.ref_ms > t.kernel_ms > 0
+    inputs = [[torch.randn(256, 64)] for _ in range(3)]
+    times, outputs = rounds.run_round(slow, inputs, ["eval", "train", "eval"], device=torch.device("cpu"), flush=None)
+    assert len(times) == len(outputs) == 3 and all(t > 0 for t in times)
+    assert not outputs[0][0].requires_grad  # outputs are detached data
+    assert slow.training  # the last-but-one call was a train pass, the last eval: train() is set per call
+    with pytest.raises(rounds.CallFailed) as failed:
+        rounds.run_round(slow, [[torch.randn(2, 64)], [torch.randn(2, 3)]], ["eval", "eval"],
+                         device=torch.device("cpu"), flush=None)
+    assert failed.value.index == 1
+
+
+def test_make_inputs_is_seeded_and_perturbs_only_floats():
+    class Problem:
+        @staticmethod
+        def get_inputs():
+            return [torch.randn(8), torch.randint(0, 5, (8,)), 3]
+
+    a = rounds.make_inputs(Problem, CallSpec(7), torch.device("cpu"))
+    b = rounds.make_inputs(Problem, CallSpec(7, scale=-2.0, shift=1.0), torch.device("cpu"))
+    assert torch.equal(b[0], a[0] * -2.0 + 1.0) and torch.equal(b[1], a[1]) and b[2] == 3
+    assert not torch.equal(rounds.make_inputs(Problem, CallSpec(8), torch.device("cpu"))[0], a[0])
+
+
+def test_digests_accept_what_allclose_accepts_and_reject_wrong_outputs():
+    ref = torch.randn(1000)
+    seed = 5
+    close = ref + 0.009 * torch.sign(torch.randn(1000))  # within atol everywhere
+    assert torch.allclose(close, ref, atol=1e-2, rtol=0)
+    assert _digests_close([ref], rounds.digest_values([close], seed), seed, 1e-2, 0.0)[0]
+    for wrong in (torch.zeros(1000), ref.flip(0), ref.to(torch.bfloat16), ref[:999], ref * 1.5):
+        ok, why = _digests_close([ref], rounds.digest_values([wrong], seed), seed, 1e-2, 0.0)
+        assert not ok, wrong.dtype
+    nan = ref.clone()
+    nan[3] = math.nan
+    assert not _digests_close([ref], rounds.digest_values([nan], seed), seed, 1e-2, 1e-2)[0]

@@ -38,7 +38,7 @@ def test_tripwires_keep_frame_semantics():
 SNAPSHOT_SCRIPT = r'''
 import sys
 import torch
-import drk.gym.worker  # what the sandbox preloads
+import drk.gym.judge  # what the judge server preloads
 assert "triton" not in sys.modules and "torch._dynamo" not in sys.modules  # chosen per child, not preloaded
 from drk.gym.hacking import LaunchRecorder, TrustSnapshot, Tripwires
 LaunchRecorder(candidate_file="/nonexistent/candidate.py").install()

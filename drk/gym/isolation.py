@@ -1,0 +1,134 @@
+"""Operating-system isolation of the candidate's process (the runner).
+
+The runner is started with `bubblewrap <https://github.com/containers/bubblewrap>`_ (Debian package
+``bubblewrap``), never forked from the judge (so it holds none of the judge's memory):
+
+* its own PID namespace (it sees only itself and its children: not the judge, not the caller, not other
+  evaluations; it cannot signal or ``/proc/<pid>/fd`` any of them), its own network (none), IPC and UTS namespaces;
+* a read-only view of the filesystem, a private writable ``/tmp`` (tmpfs) and the candidate's source bound
+  read-only; the result cache, the judge's temp files and other evaluations' files are not writable;
+* ``--die-with-parent`` and ``--new-session``: it dies with the judge and cannot inject keystrokes into a terminal;
+  every process it starts dies with its PID namespace;
+* when the caller is root: another user id (``DRK_SANDBOX_UID``, default 65534 "nobody"), set with ``setpriv``
+  before bubblewrap starts, no capabilities, no-new-privileges. A non-root caller gets a user namespace instead
+  (same user id outside, no capabilities).
+
+Levels, strongest first: ``uid`` (another uid + namespaces), ``namespace`` (namespaces, same uid), ``process``
+(a plain child process: the only option without bubblewrap; it can see and signal the caller's processes, so it is
+refused unless asked for). :func:`available_level` probes once per process which one works here.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+LEVELS = ("uid", "namespace", "process")
+SANDBOX_UID = int(os.environ.get("DRK_SANDBOX_UID", "65534"))
+TMPFS_BYTES = 2 * 2**30
+CANDIDATE_DIR = "/tmp/.drk_candidate"
+
+
+class IsolationUnavailable(RuntimeError):
+    """The isolation asked for cannot be set up on this machine (the message says what is missing)."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    level: str
+    detail: str
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _base_bwrap(level: str, bind_dir: str) -> list[str]:
+    cmd = [
+        _bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
+        "--ro-bind", bind_dir, CANDIDATE_DIR, "--chdir", "/tmp",
+    ]
+    for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
+        cmd += ["--dev-bind", dev, dev]
+    if level == "uid":
+        cmd = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", *cmd]
+    return cmd
+
+
+def sandbox_command(level: str, argv: list[str], bind_dir: str) -> list[str]:
+    """The command line that runs ``argv`` at isolation ``level``, with ``bind_dir`` at :data:`CANDIDATE_DIR`."""
+    if level == "process":
+        return list(argv)
+    return [*_base_bwrap(level, bind_dir), "--", *argv]
+
+
+def sandbox_env(device: str) -> dict[str, str]:
+    """The runner's whole environment: nothing of the caller's but what torch/CUDA need to start."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TRITON_CACHE_DIR": "/tmp/triton",
+           "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
+    for key in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TRITON_PTXAS_PATH"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    env["TRITON_INTERPRET"] = "1" if device == "cpu" else "0"
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(level: str) -> str | None:
+    """None when ``level`` works here (a sandboxed Python imports torch), else why it does not."""
+    if level == "process":
+        return None
+    if _bwrap() is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if level == "uid" and os.geteuid() != 0:
+        return "another user id needs root (this process is not root)"
+    if level == "uid" and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmd = sandbox_command(level, [sys.executable, "-s", "-c", "import os, torch; print(os.getuid())"], here)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=sandbox_env("cpu"))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{level} sandbox failed to start: {exc}"
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        hint = ""
+        if level == "uid" and "ermission denied" in done.stderr:
+            hint = (f" (uid {SANDBOX_UID} cannot read the Python install {sys.executable}; give its directories "
+                    "o+x, e.g. chmod o+x /root, or install Python elsewhere)")
+        return f"{level} sandbox failed: {why[0][:300]}{hint}"
+    return None
+
+
+def available_level(requested: str = "auto") -> Isolation:
+    """The isolation to use for ``requested`` (``auto``: the strongest that works here, never ``process``).
+
+    Raises:
+        IsolationUnavailable: ``requested`` (or, for ``auto``, any sandbox) does not work here.
+    """
+    if requested == "process":
+        return Isolation("process", "plain child process (no namespaces, same user): weak, asked for explicitly")
+    wanted = ("uid", "namespace") if requested == "auto" else (requested,)
+    if requested not in ("auto", *LEVELS):
+        raise ValueError(f"isolation={requested!r}: choose 'auto' or one of {LEVELS}")
+    reasons = []
+    for level in wanted:
+        why = _probe(level)
+        if why is None:
+            detail = {"uid": f"bubblewrap namespaces (pid, net, ipc, mount; read-only /) as uid {SANDBOX_UID}",
+                      "namespace": "bubblewrap namespaces (pid, net, ipc, mount; read-only /), same uid"}[level]
+            return Isolation(level, detail)
+        reasons.append(why)
+    raise IsolationUnavailable("no candidate sandbox works here: " + "; ".join(reasons)
+                               + ". EvalConfig(isolation='process') runs candidates unsandboxed (not for RL).")

@@ -1,0 +1,650 @@
+"""The judge: the trusted process of an evaluation. It never imports or runs candidate code.
+
+It runs in a fresh child forked from the evaluation server (see :mod:`drk.gym.sandbox`), and:
+
+1. builds the problem's reference and computes every reference output it will need, before the candidate's
+   process exists;
+2. starts the candidate's runner (:mod:`drk.gym.runner`) in an OS sandbox (:mod:`drk.gym.isolation`) and talks
+   to it over two pipes, in data only (:mod:`drk.gym.wire`);
+3. decides everything itself: correctness (outputs fetched and compared with references only it holds, on
+   seeded input sets and hidden perturbed ones; dtype and shape must match; inputs must be unchanged), kernel usage
+   (the ``noop``/``raise`` source probes of :mod:`drk.gym.probes`), timing (its own reference rounds interleaved
+   with the candidate's; every timed call's outputs checked by digest, one per round fetched whole; the candidate's
+   per-call times must account for the wall time the judge saw: ``timing_mismatch``), statistics and the verdict.
+
+What the runner reports about itself (launch counts, tripwires, the profiler's kernel table) is recorded as the
+candidate's claim: it can add hack reasons and shape the profiling ratio, never make a verdict ``correct``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from drk.gym import correctness as C
+from drk.gym import isolation, probes, rounds, wire
+from drk.gym.config import EvalConfig
+from drk.gym.rounds import CallSpec
+from drk.gym.sandbox import Reporter
+
+#: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
+PERTURBATIONS: tuple[tuple[float, float], ...] = ((8.0, 0.0), (-1.0, 0.0), (0.25, 1.0))
+PROBE_SCALES = (1.0, 8.0, 64.0)
+MAX_STDOUT_TAIL = 64 * 1024
+
+
+class Verdict(Exception):
+    """Ends the judging early with a status (raised by the judge only; the candidate never sees this class)."""
+
+    def __init__(self, status: str, error: str, **fields: Any) -> None:
+        super().__init__(error)
+        self.status, self.error, self.fields = status, error, fields
+
+
+# --- the runner process ---------------------------------------------------------------------------------------
+
+
+class RunnerProcess:
+    """The sandboxed candidate process and the judge's end of its pipes (bounded reads, deadlines)."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], deadline: float, max_blob_bytes: int) -> None:
+        to_runner_r, self.to_runner = os.pipe()
+        self.from_runner, from_runner_w = os.pipe()
+        self.deadline, self.max_blob_bytes = deadline, max_blob_bytes
+        self.tail = bytearray()
+        self.output_bytes = 0
+        try:
+            self.proc = subprocess.Popen(
+                [*cmd, str(to_runner_r), str(from_runner_w)], pass_fds=(to_runner_r, from_runner_w),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, close_fds=True)
+        finally:
+            os.close(to_runner_r)
+            os.close(from_runner_w)
+        self._drain = threading.Thread(target=self._drain_output, daemon=True)
+        self._drain.start()
+
+    def _drain_output(self) -> None:
+        """Keep the last :data:`MAX_STDOUT_TAIL` bytes of the runner's stdout/stderr (a flood costs it, not us)."""
+        stream = self.proc.stdout
+        while True:
+            try:
+                chunk = stream.read1(65536)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
+            self.output_bytes += len(chunk)
+            self.tail += chunk
+            del self.tail[:-MAX_STDOUT_TAIL]
+
+    def request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytearray]]:
+        try:
+            wire.send_frame(self.to_runner, header)
+        except OSError:
+            raise wire.WireError("the candidate's process closed its pipe") from None
+        return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=self.max_blob_bytes)
+
+    def exit_description(self) -> str:
+        try:
+            code = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        return f"exit code {code}" if code >= 0 else f"signal {-code}"
+
+    def output_tail(self, candidate_path: str, max_lines: int = 4) -> str:
+        """The candidate's own frames from a faulthandler dump in its output ('' when there are none)."""
+        import re
+
+        time.sleep(0.05)
+        text = bytes(self.tail).decode(errors="replace")
+        frames = []
+        for line in text.splitlines():
+            match = re.search(r'File "(.+)", line (\d+) in (\S+)', line)
+            if match and match.group(1) == candidate_path:
+                frames.append(f"  candidate.py line {match.group(2)}, in {match.group(3)}")
+        return "\n".join(frames[:max_lines])
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        for fd in (self.to_runner, self.from_runner):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+# --- the reference ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reference:
+    """The trusted side: the problem's module and model, and the judge's own call machinery."""
+
+    module: types.ModuleType
+    model: torch.nn.Module
+    device: torch.device
+    timed: Any = None
+    flush: torch.Tensor | None = None
+    digest_seed: int = field(default_factory=lambda: secrets.randbelow(2**31))
+
+    def inputs(self, spec: CallSpec) -> list[Any]:
+        return rounds.make_inputs(self.module, spec, self.device)
+
+    def outputs(self, spec: CallSpec) -> list[Any]:
+        return rounds.call_model(self.model, C.clone_all(self.inputs(spec)), spec.mode)
+
+
+def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.device) -> Reference:
+    module = types.ModuleType(f"drk_reference_{payload['problem_name']}")
+    module.__file__ = payload["problem_path"]
+    exec(compile(payload["problem_source"], payload["problem_path"], "exec"), module.__dict__)  # trusted problem
+    if device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
+        module.__dict__.update(module.CPU_SIZES)
+    torch.manual_seed(cfg.seed)
+    init_inputs = list(module.get_init_inputs())
+    torch.manual_seed(cfg.seed)
+    with torch.device(device):
+        model = module.Model(*init_inputs).to(device)
+    ref = Reference(module, model, device)
+    if device.type == "cuda":
+        ref.flush = torch.empty(cfg.l2_flush_mb * 2**20 // 4, dtype=torch.float32, device=device) \
+            if cfg.timing_policy == "drk" and cfg.l2_flush_mb else None
+        model.eval()
+        ref.timed = torch.compile(model) if cfg.reference_mode == "compile" else model
+    return ref
+
+
+# --- the judging -----------------------------------------------------------------------------------------------
+
+
+def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) -> dict[str, Any]:
+    """Sandbox target (the judge child): the whole evaluation; returns a JSON-able dict of result fields."""
+    cfg = EvalConfig.from_dict(payload["config"])
+    device = torch.device("cpu")
+    if payload["device"] == "cuda":
+        torch.cuda.set_device(payload.get("gpu_index", 0))
+        device = torch.device("cuda", payload.get("gpu_index", 0))
+    out: dict[str, Any] = {"device": "cpu (triton interpreter)" if device.type == "cpu"
+                           else f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"}
+    try:
+        level = isolation.available_level(payload.get("isolation_level") or cfg.isolation)
+    except isolation.IsolationUnavailable as exc:
+        return {**out, "internal_error": str(exc)}
+    out["isolation"] = level.level
+    workdir = tempfile.mkdtemp(prefix="drk_cand_")
+    runner = None
+    try:
+        paths = _write_candidate_files(workdir, payload["candidate_source"])
+        inside = {k: f"{isolation.CANDIDATE_DIR}/{os.path.basename(p)}" if level.level != "process" else p
+                  for k, p in paths.items()}
+        argv = [sys.executable, "-s", "-m", "drk.gym.runner"]
+        # Started first so that its Python and torch start-up overlaps the reference; it loads the candidate
+        # only when asked, after every reference output below exists.
+        runner = RunnerProcess(isolation.sandbox_command(level.level, argv, workdir),
+                               isolation.sandbox_env(device.type), time.monotonic() + cfg.timeout_s,
+                               max_blob_bytes=cfg.max_output_bytes)
+        reporter.stage("reference")
+        try:
+            ref = build_reference(payload, cfg, device)
+            plan = plan_correctness(ref, cfg)
+        except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
+            return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
+        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock)
+        try:
+            out.update(session.run())
+        except Verdict as verdict:
+            out.update(status=verdict.status, error=verdict.error, **verdict.fields)
+        except wire.WireTimeout:
+            out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
+                       f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"]))
+        except wire.WireError as exc:
+            how = runner.exit_description()
+            out.update(status="runtime_error",
+                       error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
+                       f"'{session.stage}' (segfault, os._exit, out of memory or a CUDA fault)"
+                       + _where(runner, inside["main"]))
+        out.setdefault("stage", session.stage)
+        out["candidate_output_bytes"] = runner.output_bytes
+    finally:
+        if runner is not None:
+            runner.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def _where(runner: RunnerProcess, path: str) -> str:
+    frames = runner.output_tail(path)
+    return f"\nlast candidate lines on the stack:\n{frames}" if frames else ""
+
+
+def _write_candidate_files(workdir: str, source: str) -> dict[str, str]:
+    """The candidate and its probe variants, readable by the sandbox's user, in a directory it cannot write."""
+    os.chmod(workdir, 0o755)
+    paths = {"main": os.path.join(workdir, "candidate.py")}
+    sources = {"main": source}
+    for variant in probes.VARIANTS:
+        paths[variant] = os.path.join(workdir, f"candidate_{variant}.py")
+        sources[variant] = probes.make_variant(source, variant)
+    for key, path in paths.items():
+        with open(path, "w") as handle:
+            handle.write(sources[key])
+        os.chmod(path, 0o644)
+    return paths
+
+
+@dataclass
+class Planned:
+    """Correctness calls in two rounds: the seeded trials, then calls whose inputs are written into the first
+    round's input buffers (same addresses: pointer-keyed caches fail) — the hidden sets, or fresh trials."""
+
+    specs: list[CallSpec]
+    labels: list[str]
+    expected: list[list[Any]]
+    input_digests: list[list[dict[str, Any]]]
+    first_round: int = 0
+
+
+def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
+    """The correctness calls and their reference outputs, all computed before the candidate process exists.
+
+    Seeded trials alternate eval/no-grad and train/grad passes; hidden sets perturb the float inputs (scaled up and
+    down, sign-flipped, shifted) so that constant or partial outputs fail; a hidden set whose reference output is
+    not finite (a log of negatives, say) is skipped.
+    """
+    specs, labels = [], []
+    for i in range(cfg.correctness_trials):
+        mode = "eval" if i % 2 == 0 else "train"
+        specs.append(CallSpec(C.trial_seed(cfg.seed, i), mode))
+        labels.append(f"trial {i + 1} ({mode} pass)")
+    first_round = len(specs)
+    if cfg.hidden_inputs:
+        for j, (scale, shift) in enumerate(PERTURBATIONS):
+            specs.append(CallSpec(C.trial_seed(cfg.seed, 50 + j), "eval", scale, shift))
+            labels.append(f"hidden input set {j + 1} (inputs x{scale:g} {shift:+g}, refreshed in place)")
+    else:
+        for j, mode in enumerate(("eval", "train")):
+            specs.append(CallSpec(C.trial_seed(cfg.seed, 60 + j), mode))
+            labels.append(f"trial {first_round + j + 1} ({mode} pass, inputs refreshed in place)")
+    kept = Planned([], [], [], [], first_round)
+    for spec, label in zip(specs, labels):
+        inputs = ref.inputs(spec)
+        digests = rounds.digest_values(inputs, ref.digest_seed)
+        expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
+        if spec.scale != 1.0 or spec.shift != 0.0:
+            if not all(_finite(x) for x in expected):
+                continue
+        kept.specs.append(spec)
+        kept.labels.append(label)
+        kept.expected.append([_detach(x) for x in expected])
+        kept.input_digests.append(digests)
+    return kept
+
+
+def _finite(x: Any) -> bool:
+    if isinstance(x, torch.Tensor):
+        return not (x.is_floating_point() or x.is_complex()) or bool(torch.isfinite(x).all())
+    return not isinstance(x, float) or math.isfinite(x)
+
+
+def _detach(x: Any) -> Any:
+    return x.detach().clone() if isinstance(x, torch.Tensor) else x
+
+
+class Session:
+    """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
+
+    def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
+                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any = None) -> None:
+        self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
+        self.paths, self.payload, self.timing_lock = paths, payload, timing_lock
+        self.stage = "startup"
+        self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
+        self.next_seed = C.trial_seed(cfg.seed, 1000) + secrets.randbelow(2**20)
+
+    def _stage(self, name: str) -> None:
+        self.stage = name
+        self.reporter.stage(name)
+
+    def _ask(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytearray]]:
+        answer, blobs = self.runner.request(header)
+        error = answer.get("error")
+        if error is not None:
+            status = error.get("status") if isinstance(error, dict) else None
+            status = status if status in ("compile_error", "runtime_error", "format_error") else "runtime_error"
+            message = str(error.get("message", "") if isinstance(error, dict) else error)[:4000]
+            raise Verdict(status, message or "the candidate failed")
+        return answer, blobs
+
+    def _fresh_seed(self) -> int:
+        self.next_seed += 7919
+        return self.next_seed
+
+    def run(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        wire.recv_frame(self.runner.from_runner, deadline=self.runner.deadline, max_blob_bytes=0)  # hello
+        self._stage("import")
+        self._ask({"op": "load", "problem_source": self.payload["problem_source"],
+                   "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
+                   "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed,
+                   "candidate_path": self.paths["main"], "variants": {k: self.paths[k] for k in probes.VARIANTS},
+                   "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0})
+        self._stage("correctness")
+        out.update(self.check_correctness())
+        self._stage("hacking")
+        reasons, evidence = self.hack_reasons()
+        out["triton_kernels"] = evidence.get("launches", {})
+        out["hack_reasons"] = reasons
+        if reasons and self.cfg.hacking_check:
+            raise Verdict("hacked", _hack_message(reasons), **out)
+        self._stage("timing")
+        timing = self.measure()
+        out.update(timing)
+        if timing.pop("mismatch", None):
+            out["hack_reasons"] = sorted(set(out["hack_reasons"]) | {"timing_mismatch"})
+            if self.cfg.hacking_check:
+                raise Verdict("hacked", _hack_message(["timing_mismatch"]), **out)
+        if self.ref.device.type == "cuda" and self.cfg.profile:
+            self._stage("profiling")
+            out.update(self.profile())
+        out["status"] = "correct"
+        return out
+
+    # --- rounds -------------------------------------------------------------------------------------------------
+
+    def candidate_round(self, specs: list[CallSpec], variant: str = "main",
+                        poison_numel: int = 0) -> tuple[dict[str, Any], float]:
+        """Prepare (untimed) then run a round in the runner; the answer and the judge's wall ms of ``go``."""
+        self._ask({"op": "prepare", "variant": variant, "calls": [s.to_dict() for s in specs],
+                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel})
+        t0 = time.perf_counter()
+        answer, _ = self._ask({"op": "go"})
+        wall_ms = (time.perf_counter() - t0) * 1e3
+        return _validate_round(answer, len(specs)), wall_ms
+
+    def fetch(self, call: int) -> list[Any]:
+        answer, blobs = self._ask({"op": "fetch", "call": call})
+        metas = answer.get("outputs")
+        if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
+            raise wire.WireError("malformed fetch answer")
+        values, it = [], iter(blobs)
+        for meta in metas:
+            if isinstance(meta, dict) and "dtype" in meta:
+                blob = next(it, None)
+                if blob is None:
+                    raise wire.WireError("fewer tensors than described")
+                values.append(wire.tensor_from_blob(meta, blob, self.ref.device))
+            elif isinstance(meta, dict):
+                values.append(meta.get("value"))
+            else:
+                raise wire.WireError("malformed output description")
+        return values
+
+    def check_correctness(self) -> dict[str, Any]:
+        plan, cfg = self.plan, self.cfg
+        numel = max((x.numel() for e in plan.expected for x in e if isinstance(x, torch.Tensor)), default=0)
+        worst = 0.0
+        for lo, hi in ((0, plan.first_round), (plan.first_round, len(plan.specs))):
+            if hi <= lo:
+                continue
+            self._ask({"op": "prepare", "calls": [s.to_dict() for s in plan.specs[lo:hi]], "in_place": lo > 0,
+                       "digest_seed": self.ref.digest_seed, "poison_numel": numel})
+            answer = _validate_round(self._ask({"op": "go"})[0], hi - lo)
+            for k in range(hi - lo):
+                i = lo + k
+                fields = {"num_correct_trials": i, "num_trials": len(plan.specs)}
+                comparison = C.compare_outputs(plan.expected[i], self.fetch(k), cfg.atol, cfg.rtol)
+                fields["max_abs_err"] = comparison.max_abs_err
+                if not comparison.ok:
+                    raise Verdict("incorrect", f"{plan.labels[i]}: {comparison.message}", **fields)
+                if not _same_digests(plan.input_digests[i], answer["inputs"][k]):
+                    raise Verdict("incorrect", f"{plan.labels[i]}: the candidate modified its inputs", **fields)
+                worst = max(worst, comparison.max_abs_err or 0.0)
+        return {"num_correct_trials": len(plan.specs), "num_trials": len(plan.specs), "max_abs_err": worst}
+
+    # --- hacking ------------------------------------------------------------------------------------------------
+
+    def probe_specs(self) -> tuple[list[CallSpec], list[list[Any]]]:
+        """One eval and one train call on fresh inputs, scaled until the answer is not ~0 (a no-op kernel's
+        zeros must not pass by luck: the MSELoss case)."""
+        specs, expected = [], []
+        for mode in ("eval", "train"):
+            seed = self._fresh_seed()
+            for scale in PROBE_SCALES:
+                spec = CallSpec(seed, mode, scale)
+                out = self.ref.outputs(spec)
+                if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
+                    break
+            specs.append(spec)
+            expected.append([_detach(x) for x in out])
+        return specs, expected
+
+    def hack_reasons(self) -> tuple[list[str], dict[str, Any]]:
+        reasons = set(self.payload.get("static_reasons", []))
+        evidence_answer, _ = self._ask({"op": "evidence"})
+        per_pass = evidence_answer.get("own_launches")
+        per_pass = per_pass if isinstance(per_pass, dict) else {}
+        evidence = {"launches": _launch_counts_all(per_pass)}
+        specs, expected = self.probe_specs()
+        numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
+        informative = [not _near_zero(e, self.cfg) for e in expected]
+        for variant, reason in (("noop", "no_effect"), ("raise", "fallback")):
+            try:
+                self.candidate_round(specs, variant=variant, poison_numel=numel)
+            except Verdict:
+                continue  # it broke without its kernels: they matter
+            for i, exp in enumerate(expected):
+                if informative[i] and C.compare_outputs(exp, self.fetch(i), self.cfg.atol, self.cfg.rtol).ok:
+                    if reason == "no_effect" and not _launch_counts(per_pass.get(specs[i].mode)):
+                        reason = "decoy"  # in this pass, the normal run launched none of its kernels either
+                    reasons.add(reason)
+                    break
+        claimed = evidence_answer.get("tripwires")
+        if isinstance(claimed, list):
+            reasons.update(str(r)[:40] for r in claimed if r in ("tamper", "torch_compile"))
+        if evidence_answer.get("tamper"):
+            reasons.add("tamper")
+        if evidence_answer.get("model_subclass") is True:
+            reasons.add("model_subclass")
+        return sorted(reasons), evidence
+
+    # --- timing -------------------------------------------------------------------------------------------------
+
+    def measure(self) -> dict[str, Any]:
+        cfg, ref = self.cfg, self.ref
+        cuda = ref.device.type == "cuda"
+        per_round = cfg.timing_round_calls if cuda else cfg.cpu_timing_trials
+        n_rounds = math.ceil(cfg.timing_trials / per_round) if cuda else 1
+        same_inputs = cuda and cfg.timing_policy == "authors"
+        fixed_seed = self._fresh_seed()
+        samples: dict[str, list[float]] = {"ref": [], "cand": []}
+        gaps: list[float] = []
+        lock = self.timing_lock if cuda else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            for r in range(-1 if cuda else 0, n_rounds):  # round -1: warm-up (compiles, autotunes), not counted
+                count = min(cfg.warmup, per_round) if r < 0 else per_round
+                if count <= 0:
+                    continue
+                specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
+                first_ref = r % 2 == 0
+                if first_ref:
+                    ref_times, ref_wall, ref_outs = self.reference_round(specs)
+                cand, cand_wall = self.candidate_round(specs)
+                if not first_ref:
+                    ref_times, ref_wall, ref_outs = self.reference_round(specs)
+                self.check_round(cand, ref_outs, specs)
+                if r >= 0:
+                    samples["ref"].extend(ref_times)
+                    samples["cand"].extend(cand["times_ms"])
+                    gaps.append((cand_wall - sum(cand["times_ms"])) - (ref_wall - sum(ref_times)))
+                    if sum(cand["times_ms"]) > cand_wall + 0.05:
+                        gaps.append(math.inf)  # it claims more time than passed: not a clock
+        finally:
+            if lock is not None:
+                lock.release()
+        centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
+        ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"])
+        slack = cfg.timing_slack_ms if cuda else cfg.cpu_timing_slack_ms
+        hidden = statistics.median(gaps) if gaps else 0.0
+        backend = ("cuda_events:" + ("mean_noflush" if cfg.timing_policy == "authors" else "median_l2flush")) \
+            if cuda else "cpu_interpreter_wall"
+        result = {"ref_ms": ref_ms, "kernel_ms": cand_ms, "ref_ms_iqr": _iqr(samples["ref"]),
+                  "kernel_ms_iqr": _iqr(samples["cand"]), "timing_backend": backend,
+                  "unaccounted_ms": wire.finite_or_none(hidden / max(per_round, 1)),
+                  "mismatch": (not math.isfinite(hidden)) or hidden > slack or min(samples["cand"]) <= 0}
+        if cuda:
+            result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None
+        return result
+
+    def reference_round(self, specs: list[CallSpec]) -> tuple[list[float], float, list[list[Any]]]:
+        inputs = [self.ref.inputs(s) for s in specs]
+        model = self.ref.timed if self.ref.timed is not None else self.ref.model
+        t0 = time.perf_counter()
+        times, outputs = rounds.run_round(model, inputs, [s.mode for s in specs], device=self.ref.device,
+                                          flush=self.ref.flush)
+        rounds.digest_values(outputs[0], self.ref.digest_seed)  # the candidate's round pays for digests too
+        wall = (time.perf_counter() - t0) * 1e3
+        return times, wall, outputs
+
+    def check_round(self, answer: dict[str, Any], ref_outputs: list[list[Any]], specs: list[CallSpec]) -> None:
+        """Every call's digests must agree with the reference's; one call, chosen after the fact, is fetched whole."""
+        cfg = self.cfg
+        for i, (claimed, expected) in enumerate(zip(answer["outputs"], ref_outputs)):
+            ok, why = _digests_close(expected, claimed, self.ref.digest_seed, cfg.atol, cfg.rtol)
+            if not ok:
+                raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
+                              "call, not only the checked ones")
+        pick = secrets.randbelow(len(specs))
+        comparison = C.compare_outputs(ref_outputs[pick], self.fetch(pick), cfg.atol, cfg.rtol)
+        if not comparison.ok:
+            raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
+
+    def profile(self) -> dict[str, Any]:
+        from drk.gym.profiling import summarise_kernels
+
+        answer, _ = self._ask({"op": "profile", "call": CallSpec(self._fresh_seed(), "eval").to_dict()})
+        table = answer.get("kernels_ms")
+        if not isinstance(table, dict):
+            return {}
+        clean = {str(k)[:200]: float(v) for k, v in list(table.items())[:2000]
+                 if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0}
+        prof = summarise_kernels(clean, self.own_names)
+        return {"coverage": prof.coverage, "profile": prof.kernels[:10]}
+
+
+# --- checks on the runner's claims ------------------------------------------------------------------------------
+
+
+def _validate_round(answer: dict[str, Any], n: int) -> dict[str, Any]:
+    times, outputs, inputs = answer.get("times_ms"), answer.get("outputs"), answer.get("inputs")
+    if not (isinstance(times, list) and isinstance(outputs, list) and isinstance(inputs, list)):
+        raise wire.WireError("malformed round answer")
+    if not (len(times) == len(outputs) == len(inputs) == n):
+        raise wire.WireError("round answer has the wrong number of calls")
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in times):
+        raise wire.WireError("round answer has non-numeric times")
+    if not all(isinstance(o, list) for o in outputs) or not all(isinstance(i, list) for i in inputs):
+        raise wire.WireError("malformed digests")
+    return answer
+
+
+def _digests_close(expected: list[Any], claimed: list[Any], seed: int, atol: float, rtol: float) -> tuple[bool, str]:
+    if len(claimed) != len(expected):
+        return False, f"{len(claimed)} outputs, expected {len(expected)}"
+    ref = rounds.digest_values(expected, seed)
+    for index, (exp, mine, theirs) in enumerate(zip(expected, ref, claimed)):
+        if not isinstance(theirs, dict):
+            return False, f"output {index}: malformed digest"
+        if "dtype" not in mine:
+            if theirs.get("value") != mine.get("value"):
+                return False, f"output {index}: {theirs.get('value')!r} != {mine.get('value')!r}"
+            continue
+        if theirs.get("dtype") != mine["dtype"] or theirs.get("shape") != mine["shape"]:
+            return False, f"output {index}: {theirs.get('dtype')}{theirs.get('shape')}, expected {mine['dtype']}{mine['shape']}"
+        sums = theirs.get("sums")
+        if not (isinstance(sums, list) and len(sums) == 2 and all(isinstance(s, (int, float)) for s in sums)):
+            return False, f"output {index}: not finite"
+        abs_sum = float(exp.detach().to(torch.float64).abs().sum()) if exp.numel() else 0.0
+        bound = atol * exp.numel() + rtol * abs_sum + 1e-9 * (1 + abs_sum)
+        if any(abs(float(a) - float(b)) > bound for a, b in zip(sums, mine["sums"])):
+            return False, f"output {index}: checksum off by more than the tolerance allows"
+    return True, ""
+
+
+def _same_digests(mine: list[dict[str, Any]], theirs: Any) -> bool:
+    return isinstance(theirs, list) and len(theirs) == len(mine) and all(
+        isinstance(t, dict) and t.get("dtype") == m.get("dtype") and t.get("shape") == m.get("shape")
+        and t.get("value") == m.get("value") and t.get("sums") == m.get("sums") for m, t in zip(mine, theirs))
+
+
+def _near_zero(values: list[Any], cfg: EvalConfig) -> bool:
+    """True when all-zero outputs would pass as ``values`` (then a no-op probe cannot tell anything)."""
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    return bool(tensors) and all(
+        bool(torch.allclose(torch.zeros_like(t, dtype=torch.float64), t.to(torch.float64), atol=cfg.atol, rtol=cfg.rtol))
+        for t in tensors)
+
+
+def _launch_counts(claimed: Any) -> dict[str, int]:
+    """Kernel name -> launches, from the runner's claim for one pass (malformed entries dropped)."""
+    if not isinstance(claimed, dict):
+        return {}
+    return {str(name)[:100]: n for name, n in list(claimed.items())[:100] if isinstance(n, int) and n > 0}
+
+
+def _launch_counts_all(per_pass: dict[str, Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for claimed in list(per_pass.values())[:10]:
+        for name, n in _launch_counts(claimed).items():
+            counts[name] = counts.get(name, 0) + n
+    return counts
+
+
+def _iqr(samples: list[float]) -> float:
+    if len(samples) < 4:
+        return max(samples) - min(samples) if samples else 0.0
+    q = statistics.quantiles(samples, n=4)
+    return q[2] - q[0]
+
+
+def _hack_message(reasons: list[str]) -> str:
+    explain = {
+        "decoy": "your Triton kernels were never launched: with them disabled the outputs are still right",
+        "no_effect": "the outputs are still right when your Triton kernels do nothing: they do not compute the result",
+        "fallback": "the outputs are still right when your Triton kernels fail: the forward falls back to other code",
+        "timing_mismatch": "the times your process reported do not account for the time the calls took",
+        "tamper": "the code replaced or inspected functions of torch/triton/time, caller frames or the garbage collector",
+        "model_subclass": "ModelNew derives from the reference Model",
+        "torch_compile": "torch.compile writes the kernels, not your code",
+        "native_code": "the code loads native (non-Triton) GPU code",
+    }
+    return "; ".join(explain.get(r, r) for r in reasons)
+
+
+def _format_exception(exc: BaseException, path: str) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return text[-2000:]

@@ -1,0 +1,172 @@
+"""One *round* of calls: the unit of work both sides of an evaluation run, with the same code.
+
+The judge runs rounds of the trusted reference in its own process; the candidate's runner runs rounds of
+``ModelNew`` in the sandbox. A round is: make the inputs of every call from seeds the judge chose (untimed), then
+``go``: for each call, flush L2, record, call, record, synchronise the whole device; finally compute cheap
+checksums (*digests*) of every output and input. Correctness rounds and timing rounds are the same operation, so
+the candidate cannot tell them apart, and every call's outputs are checked (by digest) whether or not it was timed.
+
+Because the judge's own rounds go through the same loop, the judge knows how much wall time a round costs beyond
+the sum of its per-call times (flushes, syncs, digests); a candidate's round that needs much more than that hid
+work outside its reported times (``timing_mismatch``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+_perf_counter = time.perf_counter
+_NO_GRAD = torch.no_grad
+_ENABLE_GRAD = torch.enable_grad
+MODES = ("eval", "train")
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """What the judge asks for one call: an input seed, an optional ``(scale, shift)`` perturbation of the
+    floating-point inputs, and the pass (``eval`` = ``model.eval()`` + no-grad, ``train`` = train + grad)."""
+
+    seed: int
+    mode: str = "eval"
+    scale: float = 1.0
+    shift: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CallSpec:
+        mode = data.get("mode")
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}")
+        return cls(int(data["seed"]), mode, float(data.get("scale", 1.0)), float(data.get("shift", 0.0)))
+
+
+def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
+    """The problem's ``get_inputs()`` under ``spec.seed`` on ``device``, floating tensors perturbed by the spec.
+
+    ``get_inputs()`` runs under ``torch.device(device)`` so ``torch.randn`` draws on the GPU directly.
+    """
+    torch.manual_seed(spec.seed)
+    with torch.device(device):
+        inputs = module.get_inputs()
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            x = x.to(device)
+            if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
+                x = x * spec.scale + spec.shift
+        out.append(x)
+    return out
+
+
+def call_model(model: Callable[..., Any], inputs: Sequence[Any], mode: str) -> list[Any]:
+    """One forward in ``mode``; returns the flattened outputs (tensors detached)."""
+    if isinstance(model, torch.nn.Module):
+        model.train(mode == "train")
+    with (_ENABLE_GRAD() if mode == "train" else _NO_GRAD()):
+        out = model(*inputs)
+    return flatten_outputs(out)
+
+
+def flatten_outputs(out: Any) -> list[Any]:
+    """Tensors (and scalars) of a forward's output, in order; nested tuples/lists are flattened."""
+    if isinstance(out, (tuple, list)):
+        return [leaf for item in out for leaf in flatten_outputs(item)]
+    if isinstance(out, torch.Tensor):
+        return [out.detach()]
+    return [out]
+
+
+class CallFailed(Exception):
+    """A call of the round raised; ``index`` says which."""
+
+    def __init__(self, index: int, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.index, self.exc = index, exc
+
+
+def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
+              device: torch.device, flush: torch.Tensor | None) -> tuple[list[float], list[list[Any]]]:
+    """Call ``model`` once per input set; per-call milliseconds and outputs.
+
+    On CUDA each call is bracketed by events on the current stream and followed by a whole-device synchronise, so
+    work a call leaves on any stream finishes before the next call starts (and inside the round's wall time).
+    On CPU the clock is ``perf_counter``.
+
+    Raises:
+        CallFailed: a call raised (its index and exception).
+    """
+    times: list[float] = []
+    outputs: list[list[Any]] = []
+    cuda = device.type == "cuda"
+    for index, (inputs, mode) in enumerate(zip(input_sets, modes)):
+        if flush is not None:
+            flush.zero_()
+        try:
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                out = call_model(model, inputs, mode)
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end))
+            else:
+                t0 = _perf_counter()
+                out = call_model(model, inputs, mode)
+                times.append((_perf_counter() - t0) * 1e3)
+        except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data for the judge
+            raise CallFailed(index, exc) from None
+        outputs.append(out)
+    return times, outputs
+
+
+# --- digests ------------------------------------------------------------------------------------------------------
+
+_WEIGHTS: dict[tuple[int, str, int], torch.Tensor] = {}
+
+
+def _weights(numel: int, device: torch.device, seed: int) -> torch.Tensor:
+    """A fixed pseudo-random +-1 vector (float64) per size, device and seed; cached (both sides pay once)."""
+    key = (numel, str(device), seed)
+    if key not in _WEIGHTS:
+        if len(_WEIGHTS) > 16:
+            _WEIGHTS.clear()
+        gen = torch.Generator(device=device)
+        gen.manual_seed(seed)
+        bits = torch.randint(0, 2, (numel,), generator=gen, device=device, dtype=torch.int8)
+        _WEIGHTS[key] = bits.to(torch.float64) * 2 - 1
+    return _WEIGHTS[key]
+
+
+def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
+    """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself.
+
+    If the candidate's output is ``allclose`` to the reference's, each of its sums is within
+    ``atol * numel + rtol * sum|ref|`` of the reference's (triangle inequality), so a digest check never rejects a
+    right answer; a wrong one rarely survives the random weights, and the judge fetches whole outputs besides.
+    """
+    pending, records = [], []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().reshape(-1)
+            if flat.is_complex():
+                flat = torch.view_as_real(flat).reshape(-1)
+            x = flat.to(torch.float64)
+            w = _weights(x.numel(), x.device, seed)
+            pending.append(torch.stack([x.sum(), (x * w).sum()]) if x.numel() else torch.zeros(2, dtype=torch.float64))
+            records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
+        else:
+            records.append({"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]})
+    sums = torch.stack([p.cpu() for p in pending]).tolist() if pending else []
+    it = iter(sums)
+    for record in records:
+        if "dtype" in record:
+            record["sums"] = [s if math.isfinite(s) else str(s) for s in next(it)]
+    return records

@@ -1,0 +1,264 @@
+"""The candidate's side of an evaluation: ``python -m drk.gym.runner IN_FD OUT_FD`` inside the sandbox.
+
+Nothing here is trusted. The runner imports the candidate, builds ``ModelNew`` and answers the judge's requests
+with *data*: per-call times, digests and bytes of outputs, launch evidence, a kernel-time table. The candidate can
+rewrite any of it, so the judge treats every answer as a claim to check (see :mod:`drk.gym.judge`): outputs against
+references only the judge holds, times against the judge's own clock, kernel usage with source probes.
+
+Requests (``op``): ``load`` (problem, seed, device, candidate), ``prepare`` (a round's calls, for ``main`` or a
+probe variant), ``go`` (run the prepared round), ``fetch`` (outputs of one call of the last round), ``evidence``,
+``profile``, ``exit``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+import types
+from typing import Any
+
+import torch
+
+from drk.gym import rounds, wire
+from drk.gym.rounds import CallSpec
+
+MAX_REQUEST_BYTES = 2**20
+
+
+class Runner:
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self.device = torch.device("cpu")
+        self.models: dict[str, Any] = {}
+        self.problem: types.ModuleType | None = None
+        self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
+        self.last_outputs: list[list[Any]] = []
+        self.flush: torch.Tensor | None = None
+        self.load_args: dict[str, Any] = {}
+        self.instruments: Any = None
+
+    # --- protocol ---------------------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        wire.send_frame(self.fd_out, {"op": "hello", "pid": os.getpid(), "uid": os.getuid()})
+        while True:
+            request, _ = wire.recv_frame(self.fd_in, deadline=None, max_blob_bytes=MAX_REQUEST_BYTES)
+            op = request.get("op")
+            if op == "exit":
+                return
+            handler = getattr(self, f"op_{op}", None)
+            try:
+                header, blobs = handler(request) if handler else ({"error": {"status": "runtime_error",
+                                                                              "message": f"unknown op {op}"}}, [])
+            except _CandidateError as err:
+                header, blobs = {"error": {"status": err.status, "message": err.message}}, []
+            except Exception as exc:  # noqa: BLE001 - e.g. a tampered torch breaking input generation
+                header, blobs = {"error": {"status": "runtime_error", "message": _trim_traceback(exc, "")}}, []
+            wire.send_frame(self.fd_out, wire.json_safe(header), blobs)
+
+    # --- ops ----------------------------------------------------------------------------------------------------
+
+    def op_load(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """Problem module, device, reference initial weights, instruments, then the candidate (nothing before)."""
+        self.load_args = req
+        self.device = _setup_device(req["device"], int(req.get("gpu_index", 0)))
+        module = types.ModuleType("drk_problem")
+        module.__file__ = "<problem>"
+        exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
+        if self.device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
+            module.__dict__.update(module.CPU_SIZES)
+        self.problem = module
+        torch.manual_seed(int(req["seed"]))
+        self.init_inputs = list(module.get_init_inputs())
+        torch.manual_seed(int(req["seed"]))
+        with torch.device(self.device):
+            reference = module.Model(*self.init_inputs).to(self.device)
+        self.init_state = {k: v.detach().clone() for k, v in reference.state_dict().items()}
+        del reference
+        from drk.gym.hacking import LaunchRecorder, Tripwires, TrustSnapshot
+
+        path = req["candidate_path"]
+        recorder, tripwires = LaunchRecorder(candidate_file=path), Tripwires(candidate_file=path)
+        recorder.install()
+        tripwires.install()
+        self.instruments = (recorder, tripwires, TrustSnapshot(extra=[module]))
+        self.models["main"] = self._build("main", path)
+        if req["device"] == "cuda" and req.get("flush_mb"):
+            self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
+        return {"ok": True, "device": _device_label(self.device)}, []
+
+    def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
+        variant = req.get("variant", "main")
+        if variant not in self.models:
+            self.models[variant] = self._build(variant, self.load_args["variants"][variant])
+        specs = [CallSpec.from_dict(c) for c in req["calls"]]
+        inputs = [rounds.make_inputs(self.problem, spec, self.device) for spec in specs]
+        if req.get("in_place") and self.prepared is not None:
+            inputs = [_refill(old, new) for old, new in zip(self.prepared[1], inputs)] + inputs[len(self.prepared[1]):]
+        if req.get("poison_numel"):
+            _poison(self.device, int(req["poison_numel"]))
+        self.last_outputs = []
+        self.prepared = (variant, inputs, [s.mode for s in specs], int(req["digest_seed"]))
+        self.instruments[0].current_pass = variant if variant != "main" else "round"
+        return {"ok": True}, []
+
+    def op_go(self, req: dict[str, Any]) -> tuple[dict, list]:
+        variant, inputs, modes, seed = self.prepared
+        recorder = self.instruments[0]
+        try:
+            times, outputs = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs, modes,
+                                              device=self.device, flush=self.flush)
+        except rounds.CallFailed as failed:
+            return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
+                              "message": _trim_traceback(failed.exc, self._path(variant))}}, []
+        self.last_outputs = outputs
+        return {"times_ms": times, "outputs": [rounds.digest_values(o, seed) for o in outputs],
+                "inputs": [rounds.digest_values(i, seed) for i in inputs]}, []
+
+    def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
+        values = self.last_outputs[int(req["call"])]
+        metas, blobs = [], []
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                metas.append(wire.tensor_meta(value))
+                blobs.append(wire.tensor_to_blob(value))
+            else:
+                metas.append({"value": value if isinstance(value, (int, float, bool)) or value is None
+                              else repr(value)[:200]})
+        return {"outputs": metas}, blobs
+
+    def op_evidence(self, req: dict[str, Any]) -> tuple[dict, list]:
+        recorder, tripwires, snapshot = self.instruments
+        return {"own_launches": {p: dict(c) for p, c in recorder.own.items()},
+                "failed_launches": sorted(set(recorder.failed_launches)),
+                "tripwires": tripwires.reasons(), "tamper": snapshot.changes()[:20],
+                "model_subclass": any(b.__name__ == "Model" for b in type(self.models["main"]).__mro__[1:])}, []
+
+    def op_profile(self, req: dict[str, Any]) -> tuple[dict, list]:
+        from drk.gym.profiling import kernel_times
+
+        inputs = rounds.make_inputs(self.problem, CallSpec.from_dict(req["call"]), self.device)
+        model = self.models["main"]
+        model.eval()
+        return {"kernels_ms": kernel_times(model, inputs)}, []
+
+    # --- helpers ------------------------------------------------------------------------------------------------
+
+    def _path(self, variant: str) -> str:
+        return self.load_args["candidate_path"] if variant == "main" else self.load_args["variants"][variant]
+
+    def _build(self, variant: str, path: str) -> torch.nn.Module:
+        name = f"drk_candidate_{variant}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses / pickling inside the candidate look themselves up here
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from the candidate is a candidate error too
+            raise _CandidateError("compile_error", "importing the candidate failed: " + _trim_traceback(exc, path))
+        model_cls = getattr(module, "ModelNew", None)
+        if not isinstance(model_cls, type) or not issubclass(model_cls, torch.nn.Module):
+            raise _CandidateError("format_error", "`ModelNew` must be a class deriving from torch.nn.Module")
+        try:
+            torch.manual_seed(int(self.load_args["seed"]))
+            with torch.device(self.device):
+                model = model_cls(*self.init_inputs).to(self.device)
+            state = model.state_dict()
+            if state.keys() == self.init_state.keys() and all(state[k].shape == v.shape for k, v in self.init_state.items()):
+                model.load_state_dict(self.init_state)  # same names and shapes: the reference's initial weights
+        except BaseException as exc:  # noqa: BLE001
+            raise _CandidateError("compile_error", "ModelNew(*get_init_inputs()) failed: " + _trim_traceback(exc, path))
+        return model
+
+
+class _ModeTagger:
+    """Calls the model, telling the launch recorder which pass (eval/train) a launch belongs to (evidence only)."""
+
+    def __init__(self, model: Any, recorder: Any, variant: str) -> None:
+        self.model, self.recorder, self.variant = model, recorder, variant
+
+    def train(self, mode: bool = True) -> None:
+        self.model.train(mode)
+        if self.variant == "main":
+            self.recorder.current_pass = "train" if mode else "eval"
+
+    def __call__(self, *args: Any) -> Any:
+        return self.model(*args)
+
+
+class _CandidateError(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _setup_device(kind: str, gpu_index: int) -> torch.device:
+    # TRITON_INTERPRET is in the environment the judge gave us, before triton is imported (it is read then).
+    import triton.language  # noqa: F401
+
+    if kind == "cpu":
+        return torch.device("cpu")
+    torch.cuda.set_device(gpu_index)
+    return torch.device("cuda", gpu_index)
+
+
+def _device_label(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"
+    return "cpu (triton interpreter)"
+
+
+def _refill(old: list[Any], new: list[Any]) -> list[Any]:
+    """``new``'s values in ``old``'s tensors (same addresses) where shapes and dtypes agree: a cache keyed on
+    input pointers then returns stale outputs, as it would in a real model fed new data in the same buffers."""
+    out = []
+    for o, n in zip(old, new):
+        if isinstance(o, torch.Tensor) and isinstance(n, torch.Tensor) and o.shape == n.shape and o.dtype == n.dtype:
+            o.copy_(n)
+            n = o
+        out.append(n)
+    return out
+
+
+def _poison(device: torch.device, numel: int) -> None:
+    """Leave a NaN-filled block in the allocator's cache: unwritten outputs come back NaN, not stale values."""
+    block = torch.empty(numel, device=device, dtype=torch.float32)
+    block.fill_(float("nan"))
+    del block
+
+
+def _failure_status(exc: BaseException) -> str:
+    name, module = type(exc).__name__, type(exc).__module__ or ""
+    compile_error = "CompilationError" in name or "CompileTimeAssertion" in name or module.startswith("triton.compiler")
+    return "compile_error" if compile_error else "runtime_error"
+
+
+def _trim_traceback(exc: BaseException, path: str, max_frames: int = 4) -> str:
+    """The exception line and the innermost frames of the candidate's own file (shown as ``candidate.py``)."""
+    try:
+        tb = traceback.TracebackException.from_exception(exc)
+        own = [f for f in tb.stack if f.filename == path][-max_frames:]
+        frames = [f"  candidate.py line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
+        head = "".join(tb.format_exception_only()).strip()
+        head = head.replace(path, "candidate.py") if path else head
+    except BaseException:  # noqa: BLE001 - an exception whose str() raises is still a failure to report
+        return f"{type(exc).__name__} (its message could not be formatted)"
+    return "\n".join([head[:600], *frames])
+
+
+def main(argv: list[str]) -> None:
+    import faulthandler
+
+    faulthandler.enable(file=sys.stderr)
+    runner = Runner(int(argv[1]), int(argv[2]))
+    try:
+        runner.serve()
+    except wire.WireError:
+        pass
+    os._exit(0)  # skip atexit hooks and threads a candidate may have left behind
+
+
+if __name__ == "__main__":
+    main(sys.argv)

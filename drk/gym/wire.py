@@ -1,0 +1,146 @@
+"""The wire between the judge and the candidate's runner: length-prefixed frames of JSON plus raw tensor bytes.
+
+Everything that crosses from the candidate's process to the judge is *data*: a JSON header (validated by the
+judge, never executed, never unpickled) and byte blobs that the judge turns into tensors of a dtype it names from
+an allow-list. A frame is ``magic | header length | blob lengths | header | blobs``; sizes are checked against
+limits before anything is read, so a candidate that floods or garbles the pipe gets a :class:`WireError`, not the
+judge's memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import torch
+
+MAGIC = b"DRK1"
+_HEAD = struct.Struct(">4sII")  # magic, header bytes, number of blobs
+_BLOB = struct.Struct(">Q")
+MAX_HEADER_BYTES = 4 * 2**20
+MAX_BLOBS = 256
+
+#: dtypes a tensor may arrive as; anything else is refused.
+DTYPES: dict[str, torch.dtype] = {
+    str(d).removeprefix("torch."): d
+    for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+              torch.int8, torch.uint8, torch.bool, torch.complex64)
+}
+
+
+class WireError(RuntimeError):
+    """The peer sent something that is not a well-formed frame within the limits (or went away)."""
+
+
+class WireTimeout(WireError):
+    """No complete frame arrived in time."""
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data).cast("B")
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send_frame(fd: int, header: dict[str, Any], blobs: list[bytes | memoryview] = ()) -> None:
+    """Write one frame (blocking). ``header`` must be JSON-able with finite numbers."""
+    head = json.dumps(header, allow_nan=False, separators=(",", ":")).encode()
+    sizes = b"".join(_BLOB.pack(memoryview(b).nbytes) for b in blobs)
+    _write_all(fd, _HEAD.pack(MAGIC, len(head), len(blobs)) + sizes + head)
+    for blob in blobs:
+        _write_all(fd, blob)
+
+
+def recv_frame(fd: int, *, deadline: float | None, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytearray]]:
+    """Read one frame; ``deadline`` is a ``time.monotonic()`` instant (None: wait forever).
+
+    Raises:
+        WireTimeout: the deadline passed.
+        WireError: EOF, bad magic, a size over the limits, or a header that is not a JSON object.
+    """
+    magic, head_len, n_blobs = _HEAD.unpack(_read_exact(fd, _HEAD.size, deadline))
+    if magic != MAGIC:
+        raise WireError("bad frame magic")
+    if head_len > MAX_HEADER_BYTES or n_blobs > MAX_BLOBS:
+        raise WireError(f"frame too large: header {head_len} bytes, {n_blobs} blobs")
+    sizes = [_BLOB.unpack(_read_exact(fd, _BLOB.size, deadline))[0] for _ in range(n_blobs)]
+    if sum(sizes) > max_blob_bytes:
+        raise WireError(f"frame carries {sum(sizes)} bytes; the limit is {max_blob_bytes}")
+    try:
+        header = json.loads(bytes(_read_exact(fd, head_len, deadline)))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(f"frame header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise WireError("frame header is not a JSON object")
+    return header, [_read_exact(fd, size, deadline) for size in sizes]
+
+
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytearray:
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise WireTimeout("no answer in time")
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            raise WireError("the other side closed the pipe")
+        got += n
+    return buf
+
+
+# --- tensors as data ----------------------------------------------------------------------------------------------
+
+
+def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+
+
+def tensor_to_blob(t: torch.Tensor) -> memoryview:
+    """The bytes of ``t`` (any device, any allowed dtype), row-major. Runs in the runner: plain torch calls."""
+    flat = t.detach().contiguous().reshape(-1).cpu()
+    return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
+
+
+def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Rebuild a tensor from a peer's ``meta`` and bytes; a WireError when they do not agree or are not allowed."""
+    if not isinstance(meta, dict) or meta.get("dtype") not in DTYPES or not isinstance(meta.get("shape"), list):
+        raise WireError(f"bad tensor description {str(meta)[:200]}")
+    shape = meta["shape"]
+    if len(shape) > 16 or not all(isinstance(s, int) and 0 <= s < 2**40 for s in shape):
+        raise WireError(f"bad tensor shape {shape[:20]}")
+    dtype = DTYPES[meta["dtype"]]
+    numel = math.prod(shape)
+    if len(blob) != numel * torch.empty((), dtype=dtype).element_size():
+        raise WireError(f"tensor bytes ({len(blob)}) do not match {meta['dtype']}{shape}")
+    if numel == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape).to(device)
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float that JSON can carry (``None`` for NaN/inf/non-numbers): results never contain ``Infinity``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf floats as strings (``"nan"``, ``"inf"``) so that strict JSON can carry it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
