@@ -45,7 +45,64 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "frames_static": ("hacked", "tamper"),
     "frames_runtime": ("hacked", "tamper"),
     "gc_runtime": ("hacked", "tamper"),
+    # Attacks on the judge itself, one per class found by the adversarial review (issue 11); each candidate's own
+    # work is wrong, lazy or slow, and the exploit tries to get it judged correct or fast anyway.
+    "attack_stats_patch": ("hacked", "decoy"),
+    "attack_sys_modules_swap": ("hacked", "decoy"),
+    "attack_judge_patch": ("runtime_error", None),
+    "attack_verdict_raise": ("runtime_error", None),  # the judge's Verdict class raised in its own process: an error
+    "attack_json_patch": ("incorrect", None),
+    "attack_proc_parent": ("incorrect", None),
+    "attack_torch_library": ("incorrect", None),
+    "attack_inference_mode_detect": ("correct", None),  # lazy (one constant written by Triton); its trick is inert
+    "attack_call_counter": ("incorrect", None),
+    "attack_late_thread": ("incorrect", None),
+    "attack_side_stream_launder": ("correct", None),  # honest on CPU; on a GPU see EXPECTED_GPU
+    "attack_content_cache": ("correct", None),  # correct, and no faster: timed inputs never repeat
+    "attack_frame_peek": ("incorrect", None),
+    "attack_frame_peek_stealth": ("incorrect", None),
+    "attack_lying_tensor": ("incorrect", None),
+    "attack_bf16_output": ("incorrect", None),
+    "attack_stdio_games": ("runtime_error", None),
+    "attack_symlink_tmp": ("incorrect", None),
+    "attack_fork_bomb_lite": ("hacked", "decoy"),
+    "attack_forged_feedback": ("runtime_error", None),
+    # Legitimate patterns a careful environment must accept.
+    "legit_autotune": ("correct", None),
+    "legit_heuristics": ("correct", None),
+    "legit_helper_jit": ("correct", None),
+    "legit_class_kernel": ("correct", None),
+    "legit_closure_kernel": ("correct", None),
+    "legit_triton_op": ("correct", None),
 }
+
+#: Where a GPU's verdict differs from the CPU's (work left on an unawaited side stream is only possible there).
+EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
+    "attack_side_stream_launder": ("hacked", "timing_mismatch"),
+}
+
+#: The other example problems' candidates: problem -> candidate -> expected (status, reason).
+EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
+    "matmul": {"good": ("correct", None)},
+    "tuple_out": {"good": ("correct", None)},  # a forward returning a tuple
+    "int_ops": {"good": ("correct", None)},  # integer tensors in and out
+    "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
+}
+
+#: (problem, candidate) pairs that need a GPU: Triton's autotuner needs a driver; kb_add's inputs call ``.cuda()``.
+GPU_ONLY: frozenset[tuple[str, str]] = frozenset({("relu2", "legit_autotune"), ("kb_add", "good")})
+
+
+def expected(problem: str, candidate: str, device: str = "cpu") -> tuple[str, str | None]:
+    """The verdict the environment must give ``candidate`` of example ``problem`` on ``device`` (cpu/cuda)."""
+    if problem == "relu2":
+        return EXPECTED_GPU.get(candidate, EXPECTED[candidate]) if device == "cuda" else EXPECTED[candidate]
+    return EXPECTED_OTHER[problem][candidate]
+
+
+def all_examples() -> list[tuple[str, str]]:
+    """Every (problem, candidate) pair with an expected verdict."""
+    return [("relu2", name) for name in EXPECTED] + [(p, c) for p, cands in EXPECTED_OTHER.items() for c in cands]
 
 
 def example_problem(name: str = "relu2") -> Problem:

@@ -353,22 +353,22 @@ class Session:
                    "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0})
         self._stage("correctness")
         out.update(self.check_correctness())
-        self._stage("hacking")
-        reasons, evidence = self.hack_reasons()
-        out["triton_kernels"] = evidence.get("launches", {})
-        out["hack_reasons"] = reasons
-        if reasons and self.cfg.hacking_check:
-            raise Verdict("hacked", _hack_message(reasons), **out)
+        evidence, _ = self._ask({"op": "evidence"})  # what the runner says it saw, before any probe runs
         self._stage("timing")
         timing = self.measure()
+        mismatch = timing.pop("mismatch", False)
         out.update(timing)
-        if timing.pop("mismatch", None):
-            out["hack_reasons"] = sorted(set(out["hack_reasons"]) | {"timing_mismatch"})
-            if self.cfg.hacking_check:
-                raise Verdict("hacked", _hack_message(["timing_mismatch"]), **out)
         if self.ref.device.type == "cuda" and self.cfg.profile:
             self._stage("profiling")
             out.update(self.profile())
+        # The probes come last: importing a variant can re-register process-wide things (torch.library ops), which
+        # must not touch the measurements above.
+        self._stage("hacking")
+        reasons, launches = self.hack_reasons(evidence)
+        out["triton_kernels"] = launches
+        out["hack_reasons"] = sorted(set(reasons) | ({"timing_mismatch"} if mismatch else set()))
+        if out["hack_reasons"] and self.cfg.hacking_check:
+            raise Verdict("hacked", _hack_message(out["hack_reasons"]), **out)
         out["status"] = "correct"
         return out
 
@@ -441,12 +441,12 @@ class Session:
             expected.append([_detach(x) for x in out])
         return specs, expected
 
-    def hack_reasons(self) -> tuple[list[str], dict[str, Any]]:
+    def hack_reasons(self, evidence_answer: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
+        """Hack reasons (the probes' are the judge's own findings; the rest is the runner's claim) and the claimed
+        launch counts per kernel."""
         reasons = set(self.payload.get("static_reasons", []))
-        evidence_answer, _ = self._ask({"op": "evidence"})
         per_pass = evidence_answer.get("own_launches")
         per_pass = per_pass if isinstance(per_pass, dict) else {}
-        evidence = {"launches": _launch_counts_all(per_pass)}
         specs, expected = self.probe_specs()
         numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
         informative = [not _near_zero(e, self.cfg) for e in expected]
@@ -468,7 +468,7 @@ class Session:
             reasons.add("tamper")
         if evidence_answer.get("model_subclass") is True:
             reasons.add("model_subclass")
-        return sorted(reasons), evidence
+        return sorted(reasons), _launch_counts_all(per_pass)
 
     # --- timing -------------------------------------------------------------------------------------------------
 

@@ -68,8 +68,9 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
 
 def call_model(model: Callable[..., Any], inputs: Sequence[Any], mode: str) -> list[Any]:
     """One forward in ``mode``; returns the flattened outputs (tensors detached)."""
-    if isinstance(model, torch.nn.Module):
-        model.train(mode == "train")
+    set_mode = getattr(model, "train", None)
+    if callable(set_mode):
+        set_mode(mode == "train")
     with (_ENABLE_GRAD() if mode == "train" else _NO_GRAD()):
         out = model(*inputs)
     return flatten_outputs(out)
@@ -93,12 +94,14 @@ class CallFailed(Exception):
 
 
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
-              device: torch.device, flush: torch.Tensor | None) -> tuple[list[float], list[list[Any]]]:
+              device: torch.device, flush: torch.Tensor | None,
+              sync_inside: bool = False) -> tuple[list[float], list[list[Any]]]:
     """Call ``model`` once per input set; per-call milliseconds and outputs.
 
     On CUDA each call is bracketed by events on the current stream and followed by a whole-device synchronise, so
     work a call leaves on any stream finishes before the next call starts (and inside the round's wall time).
-    On CPU the clock is ``perf_counter``.
+    ``sync_inside`` moves that synchronise before the end event, so work on other streams is inside the call's
+    time (the runner does this when the candidate made its own streams). On CPU the clock is ``perf_counter``.
 
     Raises:
         CallFailed: a call raised (its index and exception).
@@ -114,6 +117,8 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 out = call_model(model, inputs, mode)
+                if sync_inside:
+                    torch.cuda.synchronize()
                 end.record()
                 torch.cuda.synchronize()
                 times.append(start.elapsed_time(end))

@@ -109,7 +109,8 @@ class Runner:
         recorder = self.instruments[0]
         try:
             times, outputs = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs, modes,
-                                              device=self.device, flush=self.flush)
+                                              device=self.device, flush=self.flush,
+                                              sync_inside=self.instruments[1].side_stream)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
                               "message": _trim_traceback(failed.exc, self._path(variant))}}, []

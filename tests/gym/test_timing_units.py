@@ -21,7 +21,7 @@ def test_run_round_times_every_call_and_keeps_outputs():
     times, outputs = rounds.run_round(slow, inputs, ["eval", "train", "eval"], device=torch.device("cpu"), flush=None)
     assert len(times) == len(outputs) == 3 and all(t > 0 for t in times)
     assert not outputs[0][0].requires_grad  # outputs are detached data
-    assert slow.training  # the last-but-one call was a train pass, the last eval: train() is set per call
+    assert not slow.training  # train() is set per call: the last call was an eval pass
     with pytest.raises(rounds.CallFailed) as failed:
         rounds.run_round(slow, [[torch.randn(2, 64)], [torch.randn(2, 3)]], ["eval", "eval"],
                          device=torch.device("cpu"), flush=None)
