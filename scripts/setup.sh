@@ -20,8 +20,6 @@ fi
 # to run this Python: as root, give the interpreter's parent directories the traverse bit (not read) if they lack it.
 if [[ $(id -u) == 0 ]]; then
   command -v bwrap >/dev/null || (apt-get install -y -q bubblewrap >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null)) || echo "warning: could not install bubblewrap"
-  real=$(readlink -f "$VENV/bin/python")
-  dir=$(dirname "$real")
-  while [[ $dir != / ]]; do [[ -x $dir ]] && chmod o+x "$dir" 2>/dev/null; dir=$(dirname "$dir"); done
+  bash scripts/sandbox_permissions.sh "$VENV/bin/python"
 fi
 echo "drk environment ready in $VENV"

@@ -67,6 +67,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_symlink_tmp": ("incorrect", None),
     "attack_fork_bomb_lite": ("hacked", "decoy"),
     "attack_forged_feedback": ("runtime_error", None),
+    "attack_fake_clock": ("hacked", "timing_mismatch"),
     # Legitimate patterns a careful environment must accept.
     "legit_autotune": ("correct", None),
     "legit_heuristics": ("correct", None),

@@ -106,17 +106,21 @@ class RunnerProcess:
             return "stopped answering"
         return f"exit code {code}" if code >= 0 else f"signal {-code}"
 
-    def output_tail(self, candidate_path: str, max_lines: int = 4) -> str:
+    def output_tail(self, candidate_path: str, source: str, max_lines: int = 4) -> str:
         """The candidate's own frames from a faulthandler dump in its output ('' when there are none)."""
         import re
 
-        time.sleep(0.05)
+        if self.proc.poll() is not None:
+            self._drain.join(timeout=1.0)  # a dead process's last words are still in the pipe
         text = bytes(self.tail).decode(errors="replace")
+        lines = source.splitlines()
         frames = []
         for line in text.splitlines():
             match = re.search(r'File "(.+)", line (\d+) in (\S+)', line)
             if match and match.group(1) == candidate_path:
-                frames.append(f"  candidate.py line {match.group(2)}, in {match.group(3)}")
+                number = int(match.group(2))
+                code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+                frames.append(f"  candidate.py line {number}, in {match.group(3)}: {code}")
         return "\n".join(frames[:max_lines])
 
     def close(self) -> None:
@@ -219,13 +223,13 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) 
             out.update(status=verdict.status, error=verdict.error, **verdict.fields)
         except wire.WireTimeout:
             out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
-                       f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"]))
+                       f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"], payload["candidate_source"]))
         except wire.WireError as exc:
             how = runner.exit_description()
             out.update(status="runtime_error",
                        error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
                        f"'{session.stage}' (segfault, os._exit, out of memory or a CUDA fault)"
-                       + _where(runner, inside["main"]))
+                       + _where(runner, inside["main"], payload["candidate_source"]))
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
     finally:
@@ -235,8 +239,8 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) 
     return out
 
 
-def _where(runner: RunnerProcess, path: str) -> str:
-    frames = runner.output_tail(path)
+def _where(runner: RunnerProcess, path: str, source: str) -> str:
+    frames = runner.output_tail(path, source)
     return f"\nlast candidate lines on the stack:\n{frames}" if frames else ""
 
 
@@ -350,7 +354,9 @@ class Session:
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed,
                    "candidate_path": self.paths["main"], "variants": {k: self.paths[k] for k in probes.VARIANTS},
-                   "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0})
+                   "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
+                   # a stack dump shortly before the deadline says where a hanging candidate is stuck
+                   "dump_stack_after_s": max(0.5, self.runner.deadline - time.monotonic() - 1.5)})
         self._stage("correctness")
         out.update(self.check_correctness())
         evidence, _ = self._ask({"op": "evidence"})  # what the runner says it saw, before any probe runs

@@ -63,6 +63,10 @@ class Runner:
     def op_load(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Problem module, device, reference initial weights, instruments, then the candidate (nothing before)."""
         self.load_args = req
+        if req.get("dump_stack_after_s"):
+            import faulthandler
+
+            faulthandler.dump_traceback_later(float(req["dump_stack_after_s"]), exit=False, file=sys.stderr)
         self.device = _setup_device(req["device"], int(req.get("gpu_index", 0)))
         module = types.ModuleType("drk_problem")
         module.__file__ = "<problem>"

@@ -2,8 +2,10 @@
 
 import pytest
 
-from drk.examples import EXPECTED, example_candidate, example_problem
-from drk.gym import EvalConfig, EvalResult, Problem, ProblemError, evaluate
+from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected
+from drk.gym import EvalConfig, EvalResult, Pool, Problem, ProblemError, evaluate
+from drk.gym.isolation import available_level
+from drk.gym.judge import PERTURBATIONS
 
 CONFIG = EvalConfig(timeout_s=60)
 
@@ -18,26 +20,50 @@ def run(problem: Problem, fixture: str, **config) -> EvalResult:
     return evaluate(problem, example_candidate(fixture), device="cpu", config=cfg)
 
 
-_FAST = [name for name, (status, _) in EXPECTED.items() if status not in ("timeout",) and name not in ("segfault", "exits", "forges_verdict")]
+_SLOW = {"hangs"}  # its own test below, with a short time limit
+CPU_EXAMPLES = [pair for pair in all_examples() if pair not in GPU_ONLY and pair[1] not in _SLOW]
 
 
-@pytest.mark.parametrize("fixture", _FAST)
-def test_status_and_hack_reasons(problem, fixture):
-    status, reason = EXPECTED[fixture]
-    result = run(problem, fixture)
+@pytest.fixture(scope="module")
+def verdicts() -> dict[tuple[str, str], EvalResult]:
+    """Every example with an expected verdict, judged once (a Pool of 2 CPU workers, the real sandbox)."""
+    pairs = [(example_problem(p), example_candidate(c, p)) for p, c in CPU_EXAMPLES]
+    return dict(zip(CPU_EXAMPLES, Pool(device="cpu", workers=2, config=CONFIG, progress=False).map(pairs)))
+
+
+@pytest.mark.parametrize("pair", CPU_EXAMPLES, ids="/".join)
+def test_status_and_hack_reasons(verdicts, pair):
+    status, reason = expected(*pair)
+    result = verdicts[pair]
     assert result.status == status, result.error
     assert reason is None or reason in result.hack_reasons
     assert result.correct == (status == "correct")
     assert result.hacked == (status == "hacked")
+    assert not result.env_error  # a candidate can never turn its failure into the environment's
     assert result.feedback and len(result.feedback) <= 1500
     assert EvalResult.from_dict(result.to_dict()) == result
+    if result.stage not in ("", "startup"):
+        assert result.isolation == available_level().level  # the strongest sandbox this machine has
 
 
-def test_correct_result_details(problem):
-    result = run(problem, "good")
+#: Candidates whose verdict could depend on timing, threads or stale memory: the same code must get the same status.
+RACY = ["attack_late_thread", "attack_call_counter", "attack_content_cache", "unwritten_output", "pointer_cache",
+        "attack_side_stream_launder", "attack_inference_mode_detect", "no_effect"]
+
+
+def test_verdicts_are_repeatable(verdicts, problem):
+    pool = Pool(device="cpu", workers=2, config=CONFIG, progress=False)
+    for _ in range(2):
+        again = pool.map([(problem, example_candidate(name)) for name in RACY])
+        assert [r.status for r in again] == [verdicts[("relu2", name)].status for name in RACY]
+        assert [r.hack_reasons for r in again] == [verdicts[("relu2", name)].hack_reasons for name in RACY]
+
+
+def test_correct_result_details(verdicts):
+    result = verdicts[("relu2", "good")]
     assert result.triton_kernels == {"relu2": result.triton_kernels["relu2"]}
-    assert result.triton_kernels["relu2"] >= 5  # five trials, plus the probe
-    assert result.num_correct_trials == result.num_trials == 5
+    assert result.triton_kernels["relu2"] >= 5  # five trials, the hidden sets and the timed calls
+    assert result.num_correct_trials == result.num_trials == 5 + len(PERTURBATIONS)
     assert result.max_abs_err == 0.0
     assert result.speedup is None and result.coverage is None  # no GPU speedup from the interpreter
     assert result.timing_backend == "cpu_interpreter_wall" and result.kernel_ms > 0

@@ -36,11 +36,14 @@ def test_broken_reference_yields_a_result_not_an_exception(problem):
 
 
 def _oom_once_problem(marker) -> Problem:
-    """relu2's reference, except that its first ``get_inputs`` (in any process) raises a CUDA-style OOM."""
+    """relu2's reference, except that its first ``get_inputs`` (in the judge) raises a CUDA-style OOM."""
     source = example_problem().source.replace("def get_inputs():", f"""def get_inputs():
     import os
     if not os.path.exists({str(marker)!r}):
-        open({str(marker)!r}, "w").close()
+        try:
+            open({str(marker)!r}, "w").close()
+        except OSError:  # the candidate's sandbox: read-only
+            return _get_inputs()
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB")
     return _get_inputs()
 

@@ -25,7 +25,7 @@ def test_ray_pool_matches_local_verdicts_in_order(ray_pool):
     names = ["good", "decoy", "wrong", "segfault", "lazy"]
     results = ray_pool.map([(problem, example_candidate(n)) for n in names])
     assert [r.status for r in results] == [EXPECTED[n][0] for n in names]
-    assert results[1].hack_reasons == ["decoy"]
+    assert "decoy" in results[1].hack_reasons
 
 
 def test_lost_actor_yields_results_not_exceptions(ray_pool):

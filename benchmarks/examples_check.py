@@ -1,0 +1,31 @@
+"""Judge every example candidate (drk.examples: attacks, legitimate patterns, hacks, crashes) and compare with
+the verdicts it must get. Prints one line per example and the count of wrong verdicts; exit code 1 if any.
+
+    python benchmarks/examples_check.py [NAME ...] [--repeat 3]      # GPU if visible, else CPU (interpreter)
+"""
+import sys, time, collections
+from drk.examples import all_examples, expected, example_problem, example_candidate, GPU_ONLY
+from drk.gym import Pool, EvalConfig
+import torch
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+repeat = 1
+if "--repeat" in sys.argv:
+    i = sys.argv.index("--repeat"); repeat = int(sys.argv[i + 1]); del sys.argv[i:i + 2]
+sel = sys.argv[1:]
+pairs = [(p, c) for p, c in all_examples() if (not sel or c in sel or f"{p}/{c}" in sel) and (dev == "cuda" or (p, c) not in GPU_ONLY)]
+t=time.time()
+pool = Pool(device=dev, progress=False, config=EvalConfig(timeout_s=90))
+runs = [pool.map([(example_problem(p), example_candidate(c, p)) for p, c in pairs]) for _ in range(repeat)]
+res = runs[0]
+bad = 0
+for k, ((p, c), r) in enumerate(zip(pairs, res)):
+    if len({(run[k].status, tuple(run[k].hack_reasons)) for run in runs}) > 1:
+        print(f"NOT REPEATABLE {p}/{c}: {[run[k].status for run in runs]}")
+        bad += 1
+    exp = expected(p, c, dev)
+    ok = r.status == exp[0] and (exp[1] is None or exp[1] in r.hack_reasons)
+    bad += not ok
+    sp = f"{r.speedup:.2f}x" if r.speedup else ""
+    print(f"{'OK ' if ok else 'BAD'} {p+'/'+c:34s} {r.status:13s} {','.join(r.hack_reasons):22s} {sp:8s} cov={r.coverage} unacc={r.unaccounted_ms} {r.isolation} {r.elapsed_s:.1f}s | exp={exp} | {(r.error or '').splitlines()[0][:110] if r.error else ''}")
+print(f"{len(pairs)} pairs x {repeat} runs on {dev}: {bad} wrong or unrepeatable, {time.time()-t:.0f}s")
+sys.exit(1 if bad else 0)
