@@ -15,7 +15,17 @@ sel = sys.argv[1:]
 pairs = [(p, c) for p, c in all_examples() if (not sel or c in sel or f"{p}/{c}" in sel) and (dev == "cuda" or (p, c) not in GPU_ONLY)]
 t=time.time()
 pool = Pool(device=dev, progress=False, config=EvalConfig(timeout_s=90))
-runs = [pool.map([(example_problem(p), example_candidate(c, p)) for p, c in pairs]) for _ in range(repeat)]
+def judged(batch):  # in chunks, printed as they finish (a device call's time limit must not lose them all)
+    out = []
+    for i in range(0, len(batch), 16):
+        chunk = pool.map([(example_problem(p), example_candidate(c, p)) for p, c in batch[i:i + 16]])
+        for (p, c), r in zip(batch[i:i + 16], chunk):
+            print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s", flush=True)
+        out.extend(chunk)
+    return out
+
+
+runs = [judged(pairs) for _ in range(repeat)]
 res = runs[0]
 bad = 0
 for k, ((p, c), r) in enumerate(zip(pairs, res)):
