@@ -14,7 +14,7 @@ if "--repeat" in sys.argv:
 sel = sys.argv[1:]
 pairs = [(p, c) for p, c in all_examples() if (not sel or c in sel or f"{p}/{c}" in sel) and (dev == "cuda" or (p, c) not in GPU_ONLY)]
 t=time.time()
-pool = Pool(device=dev, progress=False, config=EvalConfig(timeout_s=90))
+pool = Pool(device=dev, workers=8 if dev == "cuda" else 2, progress=False, config=EvalConfig(timeout_s=90))
 def judged(batch):  # in chunks, printed as they finish (a device call's time limit must not lose them all)
     out = []
     for i in range(0, len(batch), 16):
