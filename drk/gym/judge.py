@@ -529,7 +529,7 @@ class Session:
                 lock.release()
         centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
         ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"])
-        slack = cfg.timing_slack_ms if cuda else cfg.cpu_timing_slack_ms
+        slack = (cfg.timing_slack_ms if cuda else cfg.cpu_timing_slack_ms) * per_round
         hidden = statistics.median(gaps) if gaps else 0.0
         backend = ("cuda_events:" + ("mean_noflush" if cfg.timing_policy == "authors" else "median_l2flush")) \
             if cuda else "cpu_interpreter_wall"
