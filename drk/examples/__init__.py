@@ -57,7 +57,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_inference_mode_detect": ("correct", None),  # lazy (one constant written by Triton); its trick is inert
     "attack_call_counter": ("incorrect", None),
     "attack_late_thread": ("incorrect", None),
-    "attack_side_stream_launder": ("correct", None),  # honest on CPU; on a GPU see EXPECTED_GPU
+    "attack_side_stream_launder": ("correct", None),  # its side-stream work is inside every call's time
     "attack_content_cache": ("correct", None),  # correct, and no faster: timed inputs never repeat
     "attack_frame_peek": ("incorrect", None),
     "attack_frame_peek_stealth": ("incorrect", None),
@@ -77,10 +77,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "legit_triton_op": ("correct", None),
 }
 
-#: Where a GPU's verdict differs from the CPU's (work left on an unawaited side stream is only possible there).
-EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
-    "attack_side_stream_launder": ("hacked", "timing_mismatch"),
-}
+#: Where a GPU's verdict differs from the CPU's (none at present; kept so that a difference must be written down).
+EXPECTED_GPU: dict[str, tuple[str, str | None]] = {}
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).
 EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {

@@ -226,6 +226,9 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) 
                        f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"], payload["candidate_source"]))
         except wire.WireError as exc:
             how = runner.exit_description()
+            if session.stage == "startup":  # the candidate is not loaded yet: this is drk's own failure
+                tail = bytes(runner.tail[-1500:]).decode(errors="replace")
+                return {**out, "internal_error": f"the runner failed to start ({how}: {exc}): {tail}"}
             out.update(status="runtime_error",
                        error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
                        f"'{session.stage}' (segfault, os._exit, out of memory or a CUDA fault)"

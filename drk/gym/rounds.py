@@ -94,14 +94,12 @@ class CallFailed(Exception):
 
 
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
-              device: torch.device, flush: torch.Tensor | None,
-              sync_inside: bool = False) -> tuple[list[float], list[list[Any]]]:
+              device: torch.device, flush: torch.Tensor | None) -> tuple[list[float], list[list[Any]]]:
     """Call ``model`` once per input set; per-call milliseconds and outputs.
 
-    On CUDA each call is bracketed by events on the current stream and followed by a whole-device synchronise, so
-    work a call leaves on any stream finishes before the next call starts (and inside the round's wall time).
-    ``sync_inside`` moves that synchronise before the end event, so work on other streams is inside the call's
-    time (the runner does this when the candidate made its own streams). On CPU the clock is ``perf_counter``.
+    On CUDA each call is bracketed by events on the current stream, with a whole-device synchronise before the end
+    event: work the call left on any stream (a side stream, a thread's launches) is inside its time, whether or not
+    the candidate waits for it. Both sides pay the same synchronise. On CPU the clock is ``perf_counter``.
 
     Raises:
         CallFailed: a call raised (its index and exception).
@@ -117,10 +115,9 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 out = call_model(model, inputs, mode)
-                if sync_inside:
-                    torch.cuda.synchronize()
-                end.record()
                 torch.cuda.synchronize()
+                end.record()
+                end.synchronize()
                 times.append(start.elapsed_time(end))
             else:
                 t0 = _perf_counter()

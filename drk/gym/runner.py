@@ -113,8 +113,7 @@ class Runner:
         recorder = self.instruments[0]
         try:
             times, outputs = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs, modes,
-                                              device=self.device, flush=self.flush,
-                                              sync_inside=self.instruments[1].side_stream)
+                                              device=self.device, flush=self.flush)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
                               "message": _trim_traceback(failed.exc, self._path(variant))}}, []
@@ -228,10 +227,17 @@ def _refill(old: list[Any], new: list[Any]) -> list[Any]:
 
 
 def _poison(device: torch.device, numel: int) -> None:
-    """Leave a NaN-filled block in the allocator's cache: unwritten outputs come back NaN, not stale values."""
-    block = torch.empty(numel, device=device, dtype=torch.float32)
-    block.fill_(float("nan"))
-    del block
+    """Leave NaN-filled blocks in the allocator's caches: unwritten outputs come back NaN, not stale values.
+
+    One block the size of the largest output, and many small ones: a GPU's caching allocator serves allocations
+    under 1 MB from a separate pool, where a one-element tensor would otherwise get last call's value back (seen on
+    the H200: a probe whose kernels were stubbed out read a stale scale factor and passed).
+    """
+    blocks = [torch.empty(numel, device=device, dtype=torch.float32)] if numel else []
+    blocks += [torch.empty(128 * 2**k, device=device, dtype=torch.float32) for k in range(12) for _ in range(4)]
+    for block in blocks:
+        block.fill_(float("nan"))
+    del blocks
 
 
 def _failure_status(exc: BaseException) -> str:

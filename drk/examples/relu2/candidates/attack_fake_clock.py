@@ -31,11 +31,11 @@ _shrink_reported_times()
 
 
 class ModelNew(nn.Module):
-    """Right answers from a real kernel, slowed by 0.3 s of hidden work per call, with the reported per-call times
+    """Right answers from a real kernel, slowed by 0.1 s of hidden work per call, with the reported per-call times
     divided by 1000 by patching the (untrusted) runner's round loop: the judge's own clock must notice."""
 
     def forward(self, x):
         y = torch.empty_like(x)
         relu2_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
-        time.sleep(0.3)
+        time.sleep(0.1)
         return y
