@@ -9,20 +9,30 @@ from collections.abc import Sequence
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from drk.gym import EvalConfig, Problem, evaluate
+    from pathlib import Path
 
+    from drk.gym import EvalConfig, Problem, ProblemError, evaluate
+    from drk.gym.wire import json_safe
+
+    for label, path in (("problem", args.problem), ("candidate", args.candidate)):
+        if Path(path).is_dir():
+            print(f"drk eval: the {label} {path!r} is a directory; give a file", file=sys.stderr)
+            return 2
     try:
         problem = Problem.from_file(args.problem)
         with open(args.candidate) as handle:
             candidate = handle.read()
-    except (OSError, ValueError) as exc:
+        config = EvalConfig(timeout_s=args.timeout_s, reference_mode=args.reference_mode,
+                            timing_policy=args.timing_policy, seed=args.seed)
+        result = evaluate(problem, candidate, device=args.device, config=config)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
         print(f"drk eval: {exc}", file=sys.stderr)
         return 2
-    config = EvalConfig(timeout_s=args.timeout_s, reference_mode=args.reference_mode,
-                        timing_policy=args.timing_policy, seed=args.seed)
-    result = evaluate(problem, candidate, device=args.device, config=config)
+    except ProblemError as exc:  # the problem's fault, not the candidate's: no traceback, no verdict
+        print(f"drk eval: problem error: {str(exc)[-1500:]}", file=sys.stderr)
+        return 3
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(json_safe(result.to_dict()), indent=2, allow_nan=False))
     else:
         print(f"status: {result.status}" + (f"  hack reasons: {', '.join(result.hack_reasons)}" if result.hacked else ""))
         print(result.feedback)

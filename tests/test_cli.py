@@ -30,3 +30,17 @@ def test_drk_eval_text_and_bad_path():
     from drk.cli import main
 
     assert main(["eval", "/nonexistent.py", str(FIXTURES / "candidates" / "good.py"), "--device", "cpu"]) == 2
+
+
+def test_eval_cli_reports_bad_input_without_a_traceback(tmp_path, capsys):
+    from drk.cli import main
+
+    good = "drk/examples/relu2/candidates/good.py"
+    assert main(["eval", "drk/examples", good, "--device", "cpu"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    bad = tmp_path / "bad_problem.py"
+    bad.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        raise RuntimeError('boom')\n"
+                   "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n")
+    assert main(["eval", str(bad), good, "--device", "cpu"]) == 3
+    err = capsys.readouterr().err
+    assert "problem error" in err and "boom" in err and "Traceback (most recent call last)" not in err.split("problem error")[0]

@@ -1,0 +1,66 @@
+"""The candidate's sandbox, checked directly: what a process inside can see and touch."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from drk.gym import isolation
+
+PROBE = r"""
+import os, json, signal
+pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+try:
+    open(os.environ['TARGET'], 'w').write('forged')
+    wrote = True
+except OSError:
+    wrote = False
+try:
+    os.kill(int(os.environ['PARENT']), 0)
+    can_signal = True
+except OSError:
+    can_signal = False
+import socket
+try:
+    socket.create_connection(('1.1.1.1', 53), timeout=1)
+    net = True
+except OSError:
+    net = False
+print(json.dumps({'uid': os.getuid(), 'pids': pids, 'wrote': wrote, 'can_signal': can_signal, 'net': net}))
+"""
+
+
+@pytest.mark.parametrize("level", ["uid", "namespace"])
+def test_sandbox_hides_processes_files_and_network(tmp_path, level):
+    why = isolation._probe(level)
+    if why is not None:
+        pytest.skip(why)
+    import tempfile
+    from pathlib import Path
+
+    target = Path(__file__).with_name("forged_cache_entry.json")  # a host path the sandbox can see (read-only)
+    bind = tempfile.mkdtemp(prefix="drk_test_")
+    os.chmod(bind, 0o755)
+    env = {**isolation.sandbox_env("cpu"), "TARGET": str(target), "PARENT": str(os.getpid())}
+    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", PROBE], bind)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(seen["pids"]) <= 3  # bubblewrap's init, the probe (and maybe a helper): not the caller, not pytest
+    assert not seen["wrote"] and not target.exists()  # read-only view of the host's files
+    assert not seen["net"]
+    if level == "uid":
+        assert seen["uid"] == isolation.SANDBOX_UID != os.getuid()
+
+
+def test_auto_never_silently_drops_to_no_sandbox():
+    try:
+        assert isolation.available_level("auto").level in ("uid", "namespace")
+    except isolation.IsolationUnavailable as exc:
+        assert "process" in str(exc)  # says how to opt out explicitly
+    assert isolation.available_level("process").level == "process"
+    with pytest.raises(ValueError):
+        isolation.available_level("chroot")
