@@ -54,13 +54,29 @@ def _base_bwrap(level: str, bind_dir: str) -> list[str]:
         "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
         "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-        "--ro-bind", bind_dir, CANDIDATE_DIR, "--chdir", "/tmp",
     ]
+    for path in _paths_under_private_mounts():  # a checkout or venv under /tmp must stay visible (read-only)
+        cmd += ["--ro-bind", path, path]
+    cmd += ["--ro-bind", bind_dir, CANDIDATE_DIR, "--chdir", "/tmp"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
     if level == "uid":
         cmd = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", *cmd]
     return cmd
+
+
+@functools.lru_cache(maxsize=1)
+def _paths_under_private_mounts() -> tuple[str, ...]:
+    """The interpreter, the environment and drk's own checkout where they live under ``/tmp`` or ``/dev/shm``,
+    which the sandbox replaces with private mounts (a CI clone in /tmp, say)."""
+    import sysconfig
+
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidates = {package_root, sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                  os.path.dirname(os.path.realpath(sys.executable)), *sysconfig.get_paths().values()}
+    hidden = [p for p in candidates if p and os.path.isdir(p) and (p == "/tmp" or p.startswith(("/tmp/", "/dev/shm/")))]
+    # keep only the outermost of nested paths
+    return tuple(p for p in sorted(hidden) if not any(p != q and p.startswith(q + os.sep) for q in hidden))
 
 
 def sandbox_command(level: str, argv: list[str], bind_dir: str) -> list[str]:
