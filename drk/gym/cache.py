@@ -49,10 +49,9 @@ class ResultCache:
 
     def get(self, key: str) -> EvalResult | None:
         try:
-            data = json.loads(self._path(key).read_text())
-        except (OSError, ValueError):
-            return None  # missing or unreadable entries are misses, never errors
-        result = EvalResult.from_dict(data)
+            result = EvalResult.from_dict(json.loads(self._path(key).read_text()))
+        except (OSError, ValueError, TypeError, AttributeError):
+            return None  # missing, unreadable or corrupted entries are misses, never errors
         result.cached = True
         return result
 

@@ -111,3 +111,14 @@ def test_pool_validates_arguments():
         Pool(device="tpu")
     with pytest.raises(ValueError, match="workers"):
         Pool(device="cpu", workers=-1)
+
+
+@pytest.mark.parametrize("garbage", ['{"status": "correct", "speedup": ', '[1, 2]', '{"status": "brilliant"}', '"x"',
+                                     '{"status": "correct", "hack_reasons": 5, "bogus": 1, "problem": {}}'])
+def test_corrupted_cache_entries_are_misses(tmp_path, garbage):
+    cache = ResultCache(tmp_path)
+    key = "ab" + "0" * 62
+    cache._path(key).parent.mkdir(parents=True, exist_ok=True)
+    cache._path(key).write_text(garbage)
+    hit = cache.get(key)
+    assert hit is None or hit.status == "correct"  # a well-formed entry loads; nothing raises

@@ -1,0 +1,91 @@
+"""The judge's kernel-usage probes: source rewriting, and honest kernels whose answer is near zero."""
+
+import ast
+
+from drk.gym import EvalConfig, Problem, evaluate
+from drk.gym.probes import jit_function_names, make_variant
+
+SOURCE = '''
+import triton, triton.language as tl
+from triton import jit
+
+@triton.jit
+def a(x):
+    return x + 1
+
+@triton.autotune(configs=[], key=[])
+@triton.jit()
+def b(x_ptr):
+    tl.store(x_ptr, 1)
+
+@jit
+def c(x_ptr):
+    tl.store(x_ptr, 2)
+
+def d(x_ptr):
+    tl.store(x_ptr, 3)
+
+e = triton.jit(d)
+
+def host(x):
+    return x
+'''
+
+
+def test_every_jit_function_is_found_and_stubbed():
+    assert sorted(jit_function_names(SOURCE)) == ["a", "b", "c", "d"]
+    for variant, stub in (("noop", ast.Pass), ("raise", ast.Raise)):
+        tree = ast.parse(make_variant(SOURCE, variant))
+        bodies = {f.name: f.body for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+        assert all(len(bodies[n]) == 1 and isinstance(bodies[n][0], stub) for n in "abcd")
+        assert isinstance(bodies["host"][0], ast.Return)  # host code untouched
+
+
+# An MSE-like loss whose value is ~1e-4: an all-zeros output would pass allclose at atol 1e-2. Its honest kernel
+# accumulates into torch.zeros with atomics, so with the kernel stubbed out the output is exactly zeros. The probe
+# must scale its inputs until zeros fail, or this honest kernel is called `no_effect` (seen on the H200, L1/36).
+TINY_LOSS = '''
+import torch, torch.nn as nn
+N = 4096
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.mean((a - b) ** 2)
+def get_inputs():
+    return [torch.randn(N) * 0.01, torch.randn(N) * 0.01]
+def get_init_inputs():
+    return []
+'''
+ATOMIC_KERNEL = '''
+import torch, torch.nn as nn, triton, triton.language as tl
+
+@triton.jit
+def sq_err(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    d = tl.load(a_ptr + offs, mask=m, other=0.0) - tl.load(b_ptr + offs, mask=m, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(d * d, axis=0) / n)
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        out = torch.zeros((), device=a.device, dtype=a.dtype)
+        sq_err[(triton.cdiv(a.numel(), 1024),)](a, b, out, a.numel(), BLOCK=1024)
+        return out
+'''
+
+
+def test_honest_kernel_with_a_near_zero_answer_is_not_no_effect():
+    problem = Problem.from_source(TINY_LOSS, name="tiny_loss")
+    result = evaluate(problem, ATOMIC_KERNEL, device="cpu", config=EvalConfig(timeout_s=60))
+    assert result.status == "correct", (result.status, result.hack_reasons, result.error)
+
+
+def test_decoy_with_a_near_zero_answer_is_still_caught():
+    """The other side of the same coin: the probe is not simply skipped when the answer is ~0."""
+    decoy = ATOMIC_KERNEL.replace(
+        "        out = torch.zeros((), device=a.device, dtype=a.dtype)\n"
+        "        sq_err[(triton.cdiv(a.numel(), 1024),)](a, b, out, a.numel(), BLOCK=1024)\n        return out",
+        "        return torch.mean((a - b) ** 2)  # the kernel above is never launched")
+    assert "never launched" in decoy
+    result = evaluate(Problem.from_source(TINY_LOSS, name="tiny_loss"), decoy, device="cpu",
+                      config=EvalConfig(timeout_s=60))
+    assert result.status == "hacked" and "decoy" in result.hack_reasons, (result.status, result.error)
