@@ -20,7 +20,9 @@ def judged(batch):  # in chunks, printed as they finish (a device call's time li
     for i in range(0, len(batch), 16):
         chunk = pool.map([(example_problem(p), example_candidate(c, p)) for p, c in batch[i:i + 16]])
         for (p, c), r in zip(batch[i:i + 16], chunk):
-            print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call {r.unaccounted_ms} ms", flush=True)
+            stages = " ".join(f"{k}={v:.1f}" for k, v in r.stage_s.items())
+            print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
+                  f"{r.unaccounted_ms} ms | stages (s): {stages}", flush=True)
         out.extend(chunk)
     return out
 
