@@ -1,11 +1,13 @@
-"""Problems in KernelBench form, and loading them from the bundled suite or a KernelBench checkout."""
+"""Problems in KernelBench form, and loading them from the bundled suite, a KernelBench checkout or a dataset."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _REQUIRED = {"Model": ast.ClassDef, "get_inputs": ast.FunctionDef, "get_init_inputs": ast.FunctionDef}
 _LEVEL_DIR = re.compile(r"^level(\d+)$")
@@ -73,17 +75,28 @@ class Problem:
 BUNDLED_ROOT = Path(__file__).resolve().parent.parent / "problems"
 
 
-def load_problems(spec: str | Path) -> list[Problem]:
+def load_problems(spec: Any, *, columns: Mapping[str, str] | None = None, split: str | None = None) -> list[Problem]:
     """Load problems by spec, sorted by (level, id, name).
 
     Args:
         spec: ``"drk:all"``, ``"drk:level1"`` (bundled suite), ``"drk:level2/03"`` (one bundled problem by id),
             a KernelBench checkout or one of its level folders (``KernelBench/level2``; files ``ID_Name.py``),
-            or a single problem file.
+            a single problem file; or a dataset with one problem per row (:mod:`drk.gym.datasets`): a
+            ``.parquet``/``.jsonl``/``.csv`` file, a ``datasets.Dataset``/``DatasetDict`` or its
+            ``save_to_disk`` folder, or ``"hf:OWNER/NAME[:SPLIT]"`` (``datasets.load_dataset``).
+        columns: datasets only: drk field (``code``, ``name``, ``level``, ``problem_id``) -> column, for layouts
+            other than KernelBench's (``code``, ``level``, ``name``, ``problem_id``).
+        split: datasets only: one split of a ``DatasetDict`` (default: all splits).
 
     Raises:
-        ValueError: unknown spec, missing path, or no problems found.
+        ValueError: unknown spec, missing path, no problems found, or a dataset row that is not a problem.
     """
+    from drk.gym import datasets  # imported here: drk.gym.datasets builds on Problem
+
+    if datasets.is_dataset_spec(spec):
+        return datasets.load_dataset_problems(spec, columns=columns, split=split)
+    if columns is not None or split is not None:
+        raise ValueError(f"columns/split apply to datasets only, not to {str(spec)!r}")
     spec_str = str(spec)
     if spec_str.startswith("drk:"):
         return _load_bundled(spec_str[4:])
