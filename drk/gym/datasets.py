@@ -57,17 +57,25 @@ def load_dataset_problems(spec: Any, columns: Mapping[str, str] | None = None,
     Raises:
         ValueError: unreadable source, unknown split or column, or a row that is not a valid problem.
     """
-    if isinstance(spec, (str, Path)):
-        text = str(spec)
-        if text.startswith(HF_PREFIX):
-            spec, split, source = _load_hub(text[len(HF_PREFIX):], split), None, text
-        elif Path(text).is_dir():
-            spec, source = _load_saved(Path(text)), text
-        else:
-            return problems_from_rows(_read_table(Path(text)), columns, source=text)
-    else:
-        source = type(spec).__name__
-    return problems_from_rows(_dataset_rows(spec, split), columns, source=source)
+    rows, source = dataset_rows(spec, split)
+    return problems_from_rows(rows, columns, source=source)
+
+
+def dataset_rows(spec: Any, split: str | None = None) -> tuple[Iterable[Mapping[str, Any]], str]:
+    """The rows of any dataset spec (see :func:`load_dataset_problems`) and a label for error messages.
+
+    Shared with other row-per-item data (``drk sft`` trajectories), so every loader takes the same sources.
+    """
+    if not isinstance(spec, (str, Path)):
+        return _dataset_rows(spec, split), type(spec).__name__
+    text = str(spec)
+    if text.startswith(HF_PREFIX):
+        return _dataset_rows(_load_hub(text[len(HF_PREFIX):], split), None), text
+    if Path(text).is_dir():
+        return _dataset_rows(_load_saved(Path(text)), split), text
+    if split is not None:
+        raise ValueError(f"split={split!r} given, but {text!r} is a single table")
+    return _read_table(Path(text)), text
 
 
 def problems_from_rows(rows: Iterable[Mapping[str, Any]], columns: Mapping[str, str] | None = None,
@@ -159,6 +167,8 @@ def _read_table(path: Path) -> list[dict[str, Any]]:
         return pq.read_table(path).to_pylist()
     if suffix == ".jsonl":
         return _read_jsonl(path)
+    if suffix != ".csv":
+        raise ValueError(f"{str(path)!r}: a dataset file must end in one of {TABLE_SUFFIXES}")
     csv.field_size_limit(1 << 30)  # reference sources are long fields
     with open(path, newline="") as handle:
         return list(csv.DictReader(handle))

@@ -1,6 +1,7 @@
 """Cold start: supervised fine-tuning on multi-turn trajectories with TRL's ``SFTTrainer`` (``drk sft``).
 
-Data: a JSONL file, one trajectory per line, ``{"messages": [...]}`` in the chat format of the RL trainer
+Data: a JSONL file, one trajectory per line, ``{"messages": [...]}`` (or the same rows as Parquet, a ``datasets``
+dataset or ``hf:OWNER/NAME``, see :func:`load_trajectories`) in the chat format of the RL trainer
 (``drk.chat``): a system message with the instructions, the problem as the first user message, then
 assistant replies alternating with feedback user messages (build one with ``PromptFormat.conversation``).
 Only assistant tokens receive loss (``assistant_only_loss``): the problem and the feedback never do. A plain
@@ -11,6 +12,7 @@ RL trainer's plain format generates from.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +25,7 @@ class SFTRunConfig:
     """Supervised cold start (``drk sft --config FILE``). The paper: 8K five-turn trajectories (ours: small)."""
 
     model: str = TINY  # hub id or directory; "tiny" builds drk.models' tiny model under out_dir
-    data: str = ""  # JSONL of {"messages": [...]} trajectories (required)
+    data: str = ""  # {"messages": [...]} trajectories: JSONL, Parquet, a save_to_disk folder or hf:OWNER/NAME[:SPLIT]
     out_dir: str = "runs/sft"
     lora: bool = False
     lora_r: int = 16
@@ -45,7 +47,8 @@ class SFTRunConfig:
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check_choice("dtype", self.dtype, ("auto", "float32", "bfloat16"))
         if not self.data:
-            raise ValueError("data: give the JSONL file of trajectories ({\"messages\": [...]} per line)")
+            raise ValueError("data: give the trajectories ({\"messages\": [...]} rows: JSONL, Parquet, a dataset "
+                             "folder or hf:OWNER/NAME)")
         if self.learning_rate <= 0 or self.micro_batch_size < 1 or self.grad_accum_steps < 1:
             raise ValueError("learning_rate must be > 0, micro_batch_size and grad_accum_steps >= 1")
         if isinstance(self.report_to, str):
@@ -64,20 +67,47 @@ class SFTRunConfig:
         return cls.from_dict({**load_config_file(path), **(overrides or {})})
 
 
-def load_trajectories(path: str | Path) -> list[dict[str, Any]]:
-    """Read and check the trajectories: each line a ``{"messages": [...]}`` with at least one assistant turn."""
-    rows = []
+def load_trajectories(data: Any) -> list[dict[str, Any]]:
+    """Read and check the trajectories: each row a ``{"messages": [...]}`` with at least one assistant turn.
+
+    Args:
+        data: a JSONL file (one trajectory per line), a ``.parquet`` file, a ``datasets.Dataset``/``DatasetDict``
+            or its ``save_to_disk`` folder, or ``"hf:OWNER/NAME[:SPLIT]"``: the sources ``load_problems``
+            takes (:func:`drk.gym.datasets.dataset_rows`), since the authors' cold-start data is a dataset release.
+            Columns other than ``messages`` are ignored.
+    """
+    from drk.gym.datasets import HF_PREFIX, dataset_rows
+
+    if isinstance(data, (str, Path)) and not (
+        str(data).startswith(HF_PREFIX) or Path(data).suffix.lower() == ".parquet" or Path(data).is_dir()
+    ):
+        return _checked_trajectories(_jsonl_rows(data), str(data))
+    rows, source = dataset_rows(data)
+    return _checked_trajectories(((f"{source}: row {i}", row) for i, row in enumerate(rows)), source)
+
+
+def _jsonl_rows(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(``path:line``, row) of a JSONL file of any suffix (the original ``drk sft`` data format)."""
     with open(path) as f:
         for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            messages = row.get("messages")
-            if not isinstance(messages, list) or not any(m.get("role") == "assistant" for m in messages):
-                raise ValueError(f"{path}:{n}: need {{\"messages\": [...]}} with at least one assistant message")
-            rows.append({"messages": [{"role": m["role"], "content": m["content"]} for m in messages]})
+            if line.strip():
+                yield f"{path}:{n}", json.loads(line)
+
+
+def _checked_trajectories(labelled_rows: Iterable[tuple[str, Any]], source: str) -> list[dict[str, Any]]:
+    """Keep ``role``/``content`` of each message; a row without an assistant message is an error naming it."""
+    rows = []
+    for where, row in labelled_rows:
+        messages = row.get("messages") if isinstance(row, dict) else None
+        if hasattr(messages, "tolist"):  # a pandas/numpy array of messages
+            messages = messages.tolist()
+        if not isinstance(messages, list) or not any(
+            isinstance(m, dict) and m.get("role") == "assistant" for m in messages
+        ):
+            raise ValueError(f"{where}: need {{\"messages\": [...]}} with at least one assistant message")
+        rows.append({"messages": [{"role": m["role"], "content": m["content"]} for m in messages]})
     if not rows:
-        raise ValueError(f"{path}: no trajectories")
+        raise ValueError(f"{source}: no trajectories")
     return rows
 
 

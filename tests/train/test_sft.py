@@ -49,3 +49,26 @@ def test_bad_trajectory_file(tmp_path):
         load_trajectories(bad)
     with pytest.raises(ValueError, match="data"):
         SFTRunConfig()
+
+
+def test_trajectories_from_parquet_and_datasets(tmp_path, monkeypatch):
+    datasets = pytest.importorskip("datasets")
+    import pandas as pd
+
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "class Model: pass"},
+                {"role": "assistant", "content": "```python\nA = 1\n```"}]
+    rows = [{"messages": messages, "problem": f"p{i}"} for i in range(3)]
+    expected = [{"messages": messages}] * 3
+    pd.DataFrame(rows).to_parquet(tmp_path / "t.parquet", index=False)
+    assert load_trajectories(tmp_path / "t.parquet") == expected
+    table = datasets.Dataset.from_list(rows)
+    assert load_trajectories(table) == expected
+    table.save_to_disk(tmp_path / "saved")
+    assert load_trajectories(str(tmp_path / "saved")) == expected
+    monkeypatch.setattr(datasets, "load_dataset", lambda name, split=None: table)
+    assert load_trajectories("hf:someone/cold-start:train") == expected
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert load_trajectories(tmp_path / "t.jsonl") == expected
+    no_answer = datasets.Dataset.from_list([rows[0], {"messages": messages[:2], "problem": "p9"}])
+    with pytest.raises(ValueError, match="Dataset: row 1: need .* assistant"):
+        load_trajectories(no_answer)
