@@ -9,4 +9,4 @@ Subpackages, by pipeline stage:
     drk.figures  every paper figure and table, as functions of data
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # 0.2: the judge/sandbox split (issue 11); older cached verdicts are not reused

@@ -59,7 +59,7 @@ class EvalConfig:
     #: ``hacked: timing_mismatch``. Honest kernels measured 0.03-0.17 ms/call with 8 evaluations sharing an H200:
     #: this is also the most work per call a candidate could hide from its times. GPU, and CPU (interpreter) below.
     timing_slack_ms: float = 0.3
-    cpu_timing_slack_ms: float = 25.0
+    cpu_timing_slack_ms: float = 50.0
     #: Bytes of output data one answer of the candidate's process may carry (a flood is a runtime error).
     max_output_bytes: int = 4 * 2**30
 

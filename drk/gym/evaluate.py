@@ -14,6 +14,7 @@ from drk.gym.feedback import make_feedback
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 from drk.gym.sandbox import SandboxOutcome, run_sandboxed
+from drk.gym.secret import judge_secret
 from drk.gym.static_checks import defines_model_new, run_static_checks
 
 DEVICES = ("auto", "cuda", "cpu")
@@ -85,6 +86,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         "gpu_index": gpu_index,
         "config": config.to_dict(),
         "isolation_level": _isolation_level(config.isolation),
+        "secret": judge_secret().hex(),  # hidden seeds: repeatable here, unpredictable to the candidate
     }
     from drk.gym.judge import judge
 

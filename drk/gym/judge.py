@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 import shutil
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ from drk.gym import correctness as C
 from drk.gym import isolation, probes, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.rounds import CallSpec
+from drk.gym.secret import SeedStream, evaluation_key
 from drk.gym.sandbox import Reporter
 
 #: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
@@ -92,12 +92,13 @@ class RunnerProcess:
             self.tail += chunk
             del self.tail[:-MAX_STDOUT_TAIL]
 
-    def request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytearray]]:
+    def request(self, header: dict[str, Any], max_blob_bytes: int | None = None) -> tuple[dict[str, Any], list[bytearray]]:
         try:
             wire.send_frame(self.to_runner, header)
         except OSError:
             raise wire.WireError("the candidate's process closed its pipe") from None
-        return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=self.max_blob_bytes)
+        limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
+        return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
 
     def exit_description(self) -> str:
         try:
@@ -152,7 +153,8 @@ class Reference:
     device: torch.device
     timed: Any = None
     flush: torch.Tensor | None = None
-    digest_seed: int = field(default_factory=lambda: secrets.randbelow(2**31))
+    digest_seed: int = 0
+    seeds: SeedStream = field(default_factory=lambda: SeedStream(b"unkeyed"))
 
     def inputs(self, spec: CallSpec) -> list[Any]:
         return rounds.make_inputs(self.module, spec, self.device)
@@ -172,7 +174,9 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
     torch.manual_seed(cfg.seed)
     with torch.device(device):
         model = module.Model(*init_inputs).to(device)
-    ref = Reference(module, model, device)
+    seeds = SeedStream(evaluation_key(bytes.fromhex(payload["secret"]), payload["problem_source"],
+                                      payload["candidate_source"], payload["config"], payload["device"]))
+    ref = Reference(module, model, device, seeds=seeds, digest_seed=seeds.next(31))
     if device.type == "cuda":
         ref.flush = torch.empty(cfg.l2_flush_mb * 2**20 // 4, dtype=torch.float32, device=device) \
             if cfg.timing_policy == "drk" and cfg.l2_flush_mb else None
@@ -343,14 +347,14 @@ class Session:
         self.paths, self.payload, self.timing_lock = paths, payload, timing_lock
         self.stage = "startup"
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
-        self.next_seed = C.trial_seed(cfg.seed, 1000) + secrets.randbelow(2**20)
+        self._last_round: dict[str, Any] = {}
 
     def _stage(self, name: str) -> None:
         self.stage = name
         self.reporter.stage(name)
 
-    def _ask(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[bytearray]]:
-        answer, blobs = self.runner.request(header)
+    def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None) -> tuple[dict[str, Any], list[bytearray]]:
+        answer, blobs = self.runner.request(header, max_blob_bytes)
         error = answer.get("error")
         if error is not None:
             status = error.get("status") if isinstance(error, dict) else None
@@ -360,8 +364,7 @@ class Session:
         return answer, blobs
 
     def _fresh_seed(self) -> int:
-        self.next_seed += 7919
-        return self.next_seed
+        return self.ref.seeds.next()
 
     def run(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -405,10 +408,14 @@ class Session:
         t0 = time.perf_counter()
         answer, _ = self._ask({"op": "go"})
         wall_ms = (time.perf_counter() - t0) * 1e3
-        return _validate_round(answer, len(specs)), wall_ms
+        self._last_round = _validate_round(answer, len(specs))
+        return self._last_round, wall_ms
 
-    def fetch(self, call: int) -> list[Any]:
-        answer, blobs = self._ask({"op": "fetch", "call": call})
+    def fetch(self, call: int, expected: list[Any]) -> list[Any]:
+        """The whole outputs of ``call`` of the last round, read only up to the size the reference's outputs have
+        (a candidate cannot make the judge read more than a right answer would take)."""
+        size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
+        answer, blobs = self._ask({"op": "fetch", "call": call}, max_blob_bytes=size + 2**16)
         metas = answer.get("outputs")
         if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
             raise wire.WireError("malformed fetch answer")
@@ -438,8 +445,11 @@ class Session:
             for k in range(hi - lo):
                 i = lo + k
                 fields = {"num_correct_trials": i, "num_trials": len(plan.specs)}
-                comparison = C.compare_outputs(plan.expected[i], self.fetch(k), cfg.atol * plan.atol_scale[i],
-                                               cfg.rtol)
+                claimed = _layout_mismatch(plan.expected[i], answer["outputs"][k])
+                if claimed:
+                    raise Verdict("incorrect", f"{plan.labels[i]}: {claimed}", **fields)
+                comparison = C.compare_outputs(plan.expected[i], self.fetch(k, plan.expected[i]),
+                                               cfg.atol * plan.atol_scale[i], cfg.rtol)
                 fields["max_abs_err"] = comparison.max_abs_err
                 if not comparison.ok:
                     raise Verdict("incorrect", f"{plan.labels[i]}: {comparison.message}", **fields)
@@ -479,8 +489,11 @@ class Session:
                 self.candidate_round(specs, variant=variant, poison_numel=numel)
             except Verdict:
                 continue  # it broke without its kernels: they matter
+            answer = self._last_round
             for i, exp in enumerate(expected):
-                if informative[i] and C.compare_outputs(exp, self.fetch(i), self.cfg.atol, self.cfg.rtol).ok:
+                if not informative[i] or _layout_mismatch(exp, answer["outputs"][i]):
+                    continue  # a different layout is a different (wrong) answer: the kernels mattered
+                if C.compare_outputs(exp, self.fetch(i, exp), self.cfg.atol, self.cfg.rtol).ok:
                     if reason == "no_effect" and not _launch_counts(per_pass.get(specs[i].mode)):
                         reason = "decoy"  # in this pass, the normal run launched none of its kernels either
                     reasons.add(reason)
@@ -564,8 +577,8 @@ class Session:
             if not ok:
                 raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
                               "call, not only the checked ones")
-        pick = secrets.randbelow(len(specs))
-        comparison = C.compare_outputs(ref_outputs[pick], self.fetch(pick), cfg.atol, cfg.rtol)
+        pick = self.ref.seeds.below(len(specs))
+        comparison = C.compare_outputs(ref_outputs[pick], self.fetch(pick, ref_outputs[pick]), cfg.atol, cfg.rtol)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
 
@@ -619,6 +632,22 @@ def _digests_close(expected: list[Any], claimed: list[Any], seed: int, atol: flo
         if any(abs(float(a) - float(b)) > bound for a, b in zip(sums, mine["sums"])):
             return False, f"output {index}: checksum off by more than the tolerance allows"
     return True, ""
+
+
+def _layout_mismatch(expected: list[Any], claimed: Any) -> str:
+    """'' when the runner's claimed output layout (count, dtype, shape) matches the reference's, else why not."""
+    if not isinstance(claimed, list) or len(claimed) != len(expected):
+        return f"expected {len(expected)} outputs, got {len(claimed) if isinstance(claimed, list) else '?'}"
+    for index, (exp, got) in enumerate(zip(expected, claimed)):
+        if not isinstance(exp, torch.Tensor):
+            continue
+        want = (str(exp.dtype).removeprefix("torch."), list(exp.shape))
+        have = (got.get("dtype"), got.get("shape")) if isinstance(got, dict) else (None, None)
+        if have[1] != want[1]:
+            return f"output {index}: shape {tuple(have[1]) if isinstance(have[1], list) else have[1]}, expected {tuple(want[1])}"
+        if have[0] != want[0]:
+            return f"output {index}: dtype torch.{have[0]}, expected torch.{want[0]} (the reference's)"
+    return ""
 
 
 def _same_digests(mine: list[dict[str, Any]], theirs: Any) -> bool:
