@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Let the candidate sandbox's user (uid 65534, drk/gym/isolation.py) run PYTHON and import drk from this checkout:
+# Let the candidate sandbox's users (uids >= 200000, drk/gym/isolation.py) run PYTHON and import drk from this checkout:
 # as root, give every parent directory of the interpreter, its libraries and the checkout the traverse bit (o+x;
 # not read, so nothing becomes listable). A no-op for non-root users (their sandbox keeps their own uid).
 #   bash scripts/sandbox_permissions.sh [PYTHON]

@@ -16,7 +16,7 @@ else
   $PIP install -q -c constraints.txt torch==2.13.0 triton==3.7.1 numpy
   $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test,ray]"
 fi
-# Candidates run as another user (uid 65534) in a bubblewrap sandbox (drk/gym/isolation.py). That user must be able
+# Candidates run as other users (uids >= 200000) in a bubblewrap sandbox (drk/gym/isolation.py). That user must be able
 # to run this Python: as root, give the interpreter's parent directories the traverse bit (not read) if they lack it.
 if [[ $(id -u) == 0 ]]; then
   command -v bwrap >/dev/null || (apt-get install -y -q bubblewrap >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null)) || echo "warning: could not install bubblewrap"

@@ -9,9 +9,12 @@ The runner is started with `bubblewrap <https://github.com/containers/bubblewrap
   read-only; the result cache, the judge's temp files and other evaluations' files are not writable;
 * ``--die-with-parent`` and ``--new-session``: it dies with the judge and cannot inject keystrokes into a terminal;
   every process it starts dies with its PID namespace;
-* when the caller is root: another user id (``DRK_SANDBOX_UID``, default 65534 "nobody"), set with ``setpriv``
-  before bubblewrap starts, no capabilities, no-new-privileges. A non-root caller gets a user namespace instead
-  (same user id outside, no capabilities).
+* when the caller is root: a user id of its own (``DRK_SANDBOX_UID`` + the judge's pid modulo 50000; the base is
+  200000, outside the range of real accounts), set with ``setpriv`` before bubblewrap starts, no capabilities,
+  no-new-privileges, and at most :data:`MAX_PROCESSES` processes and threads for that uid (a fork bomb stops
+  there, and cannot starve other evaluations, which run as other uids). A non-root caller gets a user namespace
+  instead (same user id outside, no capabilities, no process limit: it would count the caller's own threads).
+* no core dumps (a crashing candidate must not write gigabytes).
 
 Levels, strongest first: ``uid`` (another uid + namespaces), ``namespace`` (namespaces, same uid), ``process``
 (a plain child process: the only option without bubblewrap; it can see and signal the caller's processes, so it is
@@ -29,7 +32,8 @@ import sys
 from dataclasses import dataclass
 
 LEVELS = ("uid", "namespace", "process")
-SANDBOX_UID = int(os.environ.get("DRK_SANDBOX_UID", "65534"))
+SANDBOX_UID_BASE = int(os.environ.get("DRK_SANDBOX_UID", "200000"))
+MAX_PROCESSES = 512
 TMPFS_BYTES = 2 * 2**30
 CANDIDATE_DIR = "/tmp/.drk_candidate"
 
@@ -61,8 +65,15 @@ def _base_bwrap(level: str, bind_dir: str) -> list[str]:
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
     if level == "uid":
-        cmd = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", *cmd]
-    return cmd
+        uid = sandbox_uid()
+        cmd = ["prlimit", f"--nproc={MAX_PROCESSES}", "--", "setpriv", f"--reuid={uid}", f"--regid={uid}",
+               "--clear-groups", *cmd]
+    return ["prlimit", "--core=0", "--", *cmd]
+
+
+def sandbox_uid() -> int:
+    """The uid of this process's candidate sandbox: one per concurrent judge (each judge is its own process)."""
+    return SANDBOX_UID_BASE + os.getpid() % 50_000
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,7 +93,7 @@ def _paths_under_private_mounts() -> tuple[str, ...]:
 def sandbox_command(level: str, argv: list[str], bind_dir: str) -> list[str]:
     """The command line that runs ``argv`` at isolation ``level``, with ``bind_dir`` at :data:`CANDIDATE_DIR`."""
     if level == "process":
-        return list(argv)
+        return ["prlimit", "--core=0", "--", *argv] if shutil.which("prlimit") else list(argv)
     return [*_base_bwrap(level, bind_dir), "--", *argv]
 
 
@@ -109,8 +120,8 @@ def _probe(level: str) -> str | None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if level == "uid" and os.geteuid() != 0:
         return "another user id needs root (this process is not root)"
-    if level == "uid" and shutil.which("setpriv") is None:
-        return "setpriv (util-linux) is not installed"
+    if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
+        return "setpriv and prlimit (util-linux) are needed"
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = sandbox_command(level, [sys.executable, "-s", "-c", "import os, torch; print(os.getuid())"], here)
     try:
@@ -121,7 +132,7 @@ def _probe(level: str) -> str | None:
         why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
         hint = ""
         if level == "uid" and "ermission denied" in done.stderr:
-            hint = (f" (uid {SANDBOX_UID} cannot read the Python install {sys.executable}; give its directories "
+            hint = (f" (uid {sandbox_uid()} cannot read the Python install {sys.executable}; give its directories "
                     "o+x, e.g. chmod o+x /root, or install Python elsewhere)")
         return f"{level} sandbox failed: {why[0][:300]}{hint}"
     return None
@@ -142,7 +153,7 @@ def available_level(requested: str = "auto") -> Isolation:
     for level in wanted:
         why = _probe(level)
         if why is None:
-            detail = {"uid": f"bubblewrap namespaces (pid, net, ipc, mount; read-only /) as uid {SANDBOX_UID}",
+            detail = {"uid": f"bubblewrap namespaces (pid, net, ipc, mount; read-only /) as a uid >= {SANDBOX_UID_BASE}",
                       "namespace": "bubblewrap namespaces (pid, net, ipc, mount; read-only /), same uid"}[level]
             return Isolation(level, detail)
         reasons.append(why)

@@ -53,7 +53,37 @@ def test_sandbox_hides_processes_files_and_network(tmp_path, level):
     assert not seen["wrote"] and not target.exists()  # read-only view of the host's files
     assert not seen["net"]
     if level == "uid":
-        assert seen["uid"] == isolation.SANDBOX_UID != os.getuid()
+        assert seen["uid"] == isolation.sandbox_uid() != os.getuid() and seen["uid"] >= isolation.SANDBOX_UID_BASE
+
+
+FORK_BOMB = r"""
+import os, time
+children = 0
+for _ in range(isolation_limit + 100):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    children += 1
+print(children)
+"""
+
+
+def test_a_fork_bomb_stops_at_the_process_limit():
+    if isolation._probe("uid") is not None:
+        pytest.skip(isolation._probe("uid"))
+    import tempfile
+
+    bind = tempfile.mkdtemp(prefix="drk_test_")
+    os.chmod(bind, 0o755)
+    script = f"isolation_limit = {isolation.MAX_PROCESSES}\n" + FORK_BOMB
+    cmd = isolation.sandbox_command("uid", [sys.executable, "-s", "-c", script], bind)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
+    assert out.returncode == 0, out.stderr[-500:]
+    assert int(out.stdout.strip().splitlines()[-1]) < isolation.MAX_PROCESSES  # stopped by the limit, not the loop
 
 
 def test_auto_never_silently_drops_to_no_sandbox():
