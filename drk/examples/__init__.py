@@ -49,7 +49,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # work is wrong, lazy or slow, and the exploit tries to get it judged correct or fast anyway.
     "attack_stats_patch": ("hacked", "decoy"),
     "attack_sys_modules_swap": ("hacked", "decoy"),
-    "attack_judge_patch": ("runtime_error", None),
+    "attack_judge_patch": ("incorrect", None),  # its forged checksums claim an output of shape (1e-06,)
     "attack_verdict_raise": ("runtime_error", None),  # the judge's Verdict class raised in its own process: an error
     "attack_json_patch": ("incorrect", None),
     "attack_proc_parent": ("incorrect", None),
