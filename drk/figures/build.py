@@ -122,7 +122,7 @@ def make_tables(out_dir, ours=None) -> list[Path]:
         table = build_fast_p_table(data.frame, our_fast_p_rows(ours, mode))
         note = f"Fast@p (%) per level, {mode} reference. Paper rows: {data.source}"
         if ours is not None:
-            note += f" Our rows: {Path(ours) / 'eval'} (turn 3 records)."
+            note += f" Our rows: {_display_path(Path(ours) / 'eval')} (turn 3 records)."
         (out / f"{stem}.md").write_text(f"<!-- {note} -->\n" + table_to_markdown(table))
         (out / f"{stem}.tex").write_text(f"% {note}\n" + table_to_latex(table))
         paths += [out / f"{stem}.md", out / f"{stem}.tex"]
@@ -250,3 +250,11 @@ def make_all(out_dir, ours=None, training=None) -> list[Path]:
     return (make_fig1(out_dir) + make_tables(out_dir, ours) + make_fig2_left(out_dir, training)
             + make_fig10(out_dir, ours) + make_fig3(out_dir) + make_training_figures(out_dir, training)
             + make_fig6(out_dir, ours) + make_mini_summary(out_dir, training) + make_timing_policy_table(out_dir))
+
+
+def _display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies inside it: captions never carry a machine's paths."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path.name
