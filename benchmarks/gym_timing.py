@@ -51,8 +51,7 @@ def throughput(batch: int, workers: int) -> dict:
     kinds = ["good", "lazy", "wrong", "decoy"]
     pairs = [(problem, example_candidate(kinds[i % len(kinds)]) + f"\n# variant {i}\n") for i in range(batch)]
     start = time.monotonic()
-    for p, c in pairs[: batch // 2]:
-        evaluate(p, c, device="cuda")
+    sequential = [evaluate(p, c, device="cuda") for p, c in pairs[: batch // 2]]
     sequential_per_min = (batch // 2) / (time.monotonic() - start) * 60
     with tempfile.TemporaryDirectory() as cache_dir:
         pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False)
@@ -66,7 +65,17 @@ def throughput(batch: int, workers: int) -> dict:
     assert all(r.cached for r in again)
     return {"batch": batch, "workers": workers, "sequential_evals_per_min": sequential_per_min,
             "pool_evals_per_min": pool_per_min, "cache_hit_ms": hit_ms,
-            "statuses": sorted({r.status for r in results})}
+            "statuses": sorted({r.status for r in results}),
+            "sequential_seconds_by_status": seconds_by_status(sequential),
+            "pool_seconds_by_status": seconds_by_status(results)}
+
+
+def seconds_by_status(results: list) -> dict:
+    """Mean wall seconds of one evaluation, per status (failing candidates should cost little)."""
+    by: dict[str, list[float]] = {}
+    for r in results:
+        by.setdefault(r.status, []).append(r.elapsed_s)
+    return {k: round(statistics.fmean(v), 2) for k, v in sorted(by.items())}
 
 
 def main() -> None:
@@ -89,6 +98,8 @@ def main() -> None:
     t = report["throughput"]
     print(f"throughput: sequential {t['sequential_evals_per_min']:.1f}/min, pool({t['workers']}) "
           f"{t['pool_evals_per_min']:.1f}/min, cache hit {t['cache_hit_ms']:.2f} ms")
+    print(f"seconds per evaluation by status: sequential {t['sequential_seconds_by_status']}, "
+          f"pool {t['pool_seconds_by_status']}")
     print(f"clocks before: {report['clocks_before']}  after: {report['clocks_after']}")
     if args.out:
         with open(args.out, "w") as handle:

@@ -52,6 +52,9 @@ def main() -> None:
               f"{ok[ok.kind == 'fused'].speedup.median():.2f}x, lazy {ok[ok.kind == 'lazy'].speedup.median():.2f}x; "
               f"median PR fused {ok[ok.kind == 'fused'].coverage.median():.2f}, lazy "
               f"{ok[ok.kind == 'lazy'].coverage.median():.2f}; {per_min:.1f} evaluations/min ({args.workers} workers)")
+        stages = pd.DataFrame([r.stage_s for r in results]).mean().round(2)
+        print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
+              + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")
         overall = timing_policy_fast_p(frame.assign(label=[p.key for p, _ in labels])).iloc[0]
         print(f"[{policy}] Fast@p of the bundled solutions: "
               + ", ".join(f"{k} {100 * overall[k]:.1f}%" for k in overall.index if k.startswith("Fast@")))

@@ -11,11 +11,13 @@ from typing import Any
 from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
+from drk.gym.isolation import IsolationUnavailable, available_level
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 from drk.gym.sandbox import SandboxOutcome, run_sandboxed
 from drk.gym.secret import judge_secret
 from drk.gym.static_checks import defines_model_new, run_static_checks
+from drk.gym.warm import shared_runners
 
 DEVICES = ("auto", "cuda", "cpu")
 
@@ -76,6 +78,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         from drk.gym.gpu_lock import GpuTimingLock
 
         timing_lock = GpuTimingLock(gpu_index)
+    try:
+        level = _isolation_level(config.isolation)
+        runner = shared_runners().take(kind, gpu_index, level)
+    except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
+        return _environment_failure(problem, config, kind, f"no candidate sandbox: {exc}", start)
     payload = {
         "problem_source": problem.source,
         "problem_name": problem.name,
@@ -85,29 +92,40 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         "device": kind,
         "gpu_index": gpu_index,
         "config": config.to_dict(),
-        "isolation_level": _isolation_level(config.isolation),
+        "isolation_level": level,
         "secret": judge_secret().hex(),  # hidden seeds: repeatable here, unpredictable to the candidate
     }
     from drk.gym.judge import judge
 
-    with tempfile.TemporaryDirectory(prefix="drk_judge_") as tmp:
-        # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
-        outcome = run_sandboxed(judge, (payload, timing_lock), 2 * config.timeout_s + 120,
-                                stdio_path=str(Path(tmp) / "stdio.txt"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="drk_judge_") as tmp:
+            # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
+            outcome = run_sandboxed(judge, (payload, timing_lock, runner.handle), 2 * config.timeout_s + 120,
+                                    stdio_path=str(Path(tmp) / "stdio.txt"))
+    finally:
+        runner.kill()  # whatever the judge did: the candidate's process never outlives its evaluation
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
     result.elapsed_s = time.monotonic() - start
     result.feedback = make_feedback(result)
     return result
 
 
-def _isolation_level(requested: str) -> str | None:
-    """The sandbox level, probed once per caller process (``None``: unavailable; the judge says why)."""
-    from drk.gym.isolation import IsolationUnavailable, available_level
+def _isolation_level(requested: str) -> str:
+    """The sandbox level, probed once per caller process.
 
-    try:
-        return available_level(requested).level
-    except IsolationUnavailable:
-        return None
+    Raises:
+        IsolationUnavailable: no sandbox of the kind asked for works here.
+    """
+    return available_level(requested).level
+
+
+def _environment_failure(problem: Problem, config: EvalConfig, kind: str, why: str, start: float) -> EvalResult:
+    result = EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] environment failure: {why}",
+                        env_error=True, reference_mode=config.reference_mode, timing_policy=config.timing_policy,
+                        device="cpu (triton interpreter)" if kind == "cpu" else kind)
+    result.elapsed_s = time.monotonic() - start
+    result.feedback = make_feedback(result)
+    return result
 
 
 def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[str, list[str]]:

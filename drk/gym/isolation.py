@@ -5,12 +5,14 @@ The runner is started with `bubblewrap <https://github.com/containers/bubblewrap
 
 * its own PID namespace (it sees only itself and its children: not the judge, not the caller, not other
   evaluations; it cannot signal or ``/proc/<pid>/fd`` any of them), its own network (none), IPC and UTS namespaces;
-* a read-only view of the filesystem, a private writable ``/tmp`` (tmpfs) and the candidate's source bound
-  read-only; the result cache, the judge's temp files and other evaluations' files are not writable;
-* ``--die-with-parent`` and ``--new-session``: it dies with the judge and cannot inject keystrokes into a terminal;
-  every process it starts dies with its PID namespace;
-* when the caller is root: a user id of its own (``DRK_SANDBOX_UID`` + the judge's pid modulo 50000; the base is
-  200000, outside the range of real accounts), set with ``setpriv`` before bubblewrap starts, no capabilities,
+* a read-only view of the filesystem and a private writable ``/tmp`` (tmpfs), where the runner writes the candidate's
+  source when it is handed over; the result cache, the judge's temp files and other evaluations' files are not
+  writable;
+* ``--die-with-parent`` and ``--new-session``: it dies with the process that started it and cannot inject keystrokes
+  into a terminal; every process it starts dies with its PID namespace;
+* when the caller is root: a user id of its own (:func:`next_sandbox_uid`: ``DRK_SANDBOX_UID`` + an offset from the
+  starting process's pid and a counter; the base is 200000, outside the range of real accounts), set with ``setpriv``
+  before bubblewrap starts, no capabilities,
   no-new-privileges, and at most :data:`MAX_PROCESSES` processes and threads for that uid (a fork bomb stops
   there, and cannot starve other evaluations, which run as other uids). A non-root caller gets a user namespace
   instead (same user id outside, no capabilities, no process limit: it would count the caller's own threads).
@@ -25,10 +27,12 @@ from __future__ import annotations
 
 import functools
 import glob
+import itertools
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 
 LEVELS = ("uid", "namespace", "process")
@@ -52,7 +56,7 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-def _base_bwrap(level: str, bind_dir: str) -> list[str]:
+def _base_bwrap(level: str, uid: int | None) -> list[str]:
     cmd = [
         _bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
         "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -61,19 +65,26 @@ def _base_bwrap(level: str, bind_dir: str) -> list[str]:
     ]
     for path in _paths_under_private_mounts():  # a checkout or venv under /tmp must stay visible (read-only)
         cmd += ["--ro-bind", path, path]
-    cmd += ["--ro-bind", bind_dir, CANDIDATE_DIR, "--chdir", "/tmp"]
+    cmd += ["--chdir", "/tmp"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
     if level == "uid":
-        uid = sandbox_uid()
+        uid = next_sandbox_uid() if uid is None else uid
         cmd = ["prlimit", f"--nproc={MAX_PROCESSES}", "--", "setpriv", f"--reuid={uid}", f"--regid={uid}",
                "--clear-groups", *cmd]
     return ["prlimit", "--core=0", "--", *cmd]
 
 
-def sandbox_uid() -> int:
-    """The uid of this process's candidate sandbox: one per concurrent judge (each judge is its own process)."""
-    return SANDBOX_UID_BASE + os.getpid() % 50_000
+_uid_counter = itertools.count()
+_uid_lock = threading.Lock()
+
+
+def next_sandbox_uid() -> int:
+    """A uid for the next sandbox this process starts: distinct for the last 100 sandboxes of this process, and
+    (pid permitting) from other processes' — runners that live at the same time do not share a process budget."""
+    with _uid_lock:
+        n = next(_uid_counter)
+    return SANDBOX_UID_BASE + (os.getpid() % 500) * 100 + n % 100
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,11 +101,12 @@ def _paths_under_private_mounts() -> tuple[str, ...]:
     return tuple(p for p in sorted(hidden) if not any(p != q and p.startswith(q + os.sep) for q in hidden))
 
 
-def sandbox_command(level: str, argv: list[str], bind_dir: str) -> list[str]:
-    """The command line that runs ``argv`` at isolation ``level``, with ``bind_dir`` at :data:`CANDIDATE_DIR`."""
+def sandbox_command(level: str, argv: list[str], uid: int | None = None) -> list[str]:
+    """The command line that runs ``argv`` at isolation ``level`` (``uid``: the ``uid`` level's user id; default
+    :func:`next_sandbox_uid`)."""
     if level == "process":
         return ["prlimit", "--core=0", "--", *argv] if shutil.which("prlimit") else list(argv)
-    return [*_base_bwrap(level, bind_dir), "--", *argv]
+    return [*_base_bwrap(level, uid), "--", *argv]
 
 
 def sandbox_env(device: str) -> dict[str, str]:
@@ -102,7 +114,7 @@ def sandbox_env(device: str) -> dict[str, str]:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TRITON_CACHE_DIR": "/tmp/triton",
            "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
-    for key in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TRITON_PTXAS_PATH"):
+    for key in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TRITON_PTXAS_PATH", "DRK_WARM_PROFILER"):
         if key in os.environ:
             env[key] = os.environ[key]
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -122,8 +134,8 @@ def _probe(level: str) -> str | None:
         return "another user id needs root (this process is not root)"
     if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
         return "setpriv and prlimit (util-linux) are needed"
-    here = os.path.dirname(os.path.abspath(__file__))
-    cmd = sandbox_command(level, [sys.executable, "-s", "-c", "import os, torch; print(os.getuid())"], here)
+    uid = next_sandbox_uid()
+    cmd = sandbox_command(level, [sys.executable, "-s", "-c", "import os, torch; print(os.getuid())"], uid)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=sandbox_env("cpu"))
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -132,7 +144,7 @@ def _probe(level: str) -> str | None:
         why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
         hint = ""
         if level == "uid" and "ermission denied" in done.stderr:
-            hint = (f" (uid {sandbox_uid()} cannot read the Python install {sys.executable}; give its directories "
+            hint = (f" (uid {uid} cannot read the Python install {sys.executable}; give its directories "
                     "o+x, e.g. chmod o+x /root, or install Python elsewhere)")
         return f"{level} sandbox failed: {why[0][:300]}{hint}"
     return None

@@ -22,7 +22,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -59,31 +58,26 @@ class Verdict(Exception):
 
 
 class RunnerProcess:
-    """The sandboxed candidate process and the judge's end of its pipes (bounded reads, deadlines)."""
+    """The judge's end of the sandboxed candidate process's pipes (bounded reads, deadlines).
 
-    def __init__(self, cmd: list[str], env: dict[str, str], deadline: float, max_blob_bytes: int) -> None:
-        to_runner_r, self.to_runner = os.pipe()
-        self.from_runner, from_runner_w = os.pipe()
+    The process was started by the caller (:mod:`drk.gym.warm`), before the candidate was known; the caller also
+    kills it when the evaluation ends. The judge kills it as soon as it is done with it.
+    """
+
+    def __init__(self, handle: Any, deadline: float, max_blob_bytes: int) -> None:
+        self.pid, self.to_runner, self.from_runner = handle.pid, handle.to_runner, handle.from_runner
         self.deadline, self.max_blob_bytes = deadline, max_blob_bytes
         self.tail = bytearray()
         self.output_bytes = 0
-        try:
-            self.proc = subprocess.Popen(
-                [*cmd, str(to_runner_r), str(from_runner_w)], pass_fds=(to_runner_r, from_runner_w),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True, close_fds=True)
-        finally:
-            os.close(to_runner_r)
-            os.close(from_runner_w)
+        self.stdout = os.fdopen(handle.output, "rb", buffering=0)
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
 
     def _drain_output(self) -> None:
         """Keep the last :data:`MAX_STDOUT_TAIL` bytes of the runner's stdout/stderr (a flood costs it, not us)."""
-        stream = self.proc.stdout
         while True:
             try:
-                chunk = stream.read1(65536)
+                chunk = self.stdout.read(65536)
             except (OSError, ValueError):
                 return
             if not chunk:
@@ -101,18 +95,15 @@ class RunnerProcess:
         return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
 
     def exit_description(self) -> str:
-        try:
-            code = self.proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            return "stopped answering"
-        return f"exit code {code}" if code >= 0 else f"signal {-code}"
+        """How the process ended, as far as its pipes tell (it is the caller's child: no exit status here)."""
+        self._drain.join(timeout=1.0)
+        return "stopped answering" if self._drain.is_alive() else "its process ended"
 
     def output_tail(self, candidate_path: str, source: str, max_lines: int = 4) -> str:
         """The candidate's own frames from a faulthandler dump in its output ('' when there are none)."""
         import re
 
-        if self.proc.poll() is not None:
-            self._drain.join(timeout=1.0)  # a dead process's last words are still in the pipe
+        self._drain.join(timeout=1.0)  # a dead process's last words are still in the pipe
         text = bytes(self.tail).decode(errors="replace")
         lines = source.splitlines()
         frames = []
@@ -125,15 +116,11 @@ class RunnerProcess:
         return "\n".join(frames[:max_lines])
 
     def close(self) -> None:
-        try:
-            os.killpg(self.proc.pid, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        for target in (lambda: os.killpg(self.pid, 9), lambda: os.kill(self.pid, 9)):
+            try:
+                target()
+            except (ProcessLookupError, PermissionError):
+                pass
         for fd in (self.to_runner, self.from_runner):
             try:
                 os.close(fd)
@@ -188,8 +175,11 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
 # --- the judging -----------------------------------------------------------------------------------------------
 
 
-def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) -> dict[str, Any]:
-    """Sandbox target (the judge child): the whole evaluation; returns a JSON-able dict of result fields."""
+def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle: Any) -> dict[str, Any]:
+    """Sandbox target (the judge child): the whole evaluation; returns a JSON-able dict of result fields.
+
+    ``handle`` is the started runner's :class:`drk.gym.warm.RunnerHandle` (its pipes, inherited).
+    """
     cfg = EvalConfig.from_dict(payload["config"])
     device = torch.device("cpu")
     if payload["device"] == "cuda":
@@ -197,35 +187,29 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) 
         device = torch.device("cuda", payload.get("gpu_index", 0))
     out: dict[str, Any] = {"device": "cpu (triton interpreter)" if device.type == "cpu"
                            else f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"}
-    try:
-        level = isolation.available_level(payload.get("isolation_level") or cfg.isolation)
-    except isolation.IsolationUnavailable as exc:
-        return {**out, "internal_error": str(exc)}
-    out["isolation"] = level.level
-    workdir = tempfile.mkdtemp(prefix="drk_cand_")
+    level = payload["isolation_level"]
+    out["isolation"] = level
+    # a sandboxed runner writes the candidate into its private /tmp; an unsandboxed one into a directory of ours
+    workdir = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else None
     runner = None
     try:
-        paths = _write_candidate_files(workdir, payload["candidate_source"])
-        inside = {k: f"{isolation.CANDIDATE_DIR}/{os.path.basename(p)}" if level.level != "process" else p
-                  for k, p in paths.items()}
-        argv = [sys.executable, "-s", "-m", "drk.gym.runner"]
-        # Started first so that its Python and torch start-up overlaps the reference; it loads the candidate
-        # only when asked, after every reference output below exists.
-        runner = RunnerProcess(isolation.sandbox_command(level.level, argv, workdir),
-                               isolation.sandbox_env(device.type), time.monotonic() + cfg.timeout_s,
-                               max_blob_bytes=cfg.max_output_bytes)
+        inside_dir = workdir or isolation.CANDIDATE_DIR
+        inside = {"main": f"{inside_dir}/candidate.py", **{v: f"{inside_dir}/candidate_{v}.py" for v in probes.VARIANTS}}
+        runner = RunnerProcess(handle, time.monotonic() + cfg.timeout_s, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
             ref = build_reference(payload, cfg, device)
             plan = plan_correctness(ref, cfg)
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
-        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock)
+        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, inside_dir)
         try:
             out.update(session.run())
         except Verdict as verdict:
             out.update(status=verdict.status, error=verdict.error, **verdict.fields)
         except wire.WireTimeout:
+            if session.stage == "startup":  # the candidate is not loaded yet: the runner did not start in time
+                return {**out, "internal_error": "the candidate's runner did not start in time"}
             out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
                        f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"], payload["candidate_source"]))
         except wire.WireError as exc:
@@ -242,28 +226,14 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any = None) 
     finally:
         if runner is not None:
             runner.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
     return out
 
 
 def _where(runner: RunnerProcess, path: str, source: str) -> str:
     frames = runner.output_tail(path, source)
     return f"\nlast candidate lines on the stack:\n{frames}" if frames else ""
-
-
-def _write_candidate_files(workdir: str, source: str) -> dict[str, str]:
-    """The candidate and its probe variants, readable by the sandbox's user, in a directory it cannot write."""
-    os.chmod(workdir, 0o755)
-    paths = {"main": os.path.join(workdir, "candidate.py")}
-    sources = {"main": source}
-    for variant in probes.VARIANTS:
-        paths[variant] = os.path.join(workdir, f"candidate_{variant}.py")
-        sources[variant] = probes.make_variant(source, variant)
-    for key, path in paths.items():
-        with open(path, "w") as handle:
-            handle.write(sources[key])
-        os.chmod(path, 0o644)
-    return paths
 
 
 @dataclass
@@ -342,9 +312,9 @@ class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
     def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
-                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any = None) -> None:
+                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any, candidate_dir: str) -> None:
         self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
-        self.paths, self.payload, self.timing_lock = paths, payload, timing_lock
+        self.paths, self.payload, self.timing_lock, self.candidate_dir = paths, payload, timing_lock, candidate_dir
         self.stage = "startup"
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
         self._last_round: dict[str, Any] = {}
@@ -368,12 +338,17 @@ class Session:
 
     def run(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        self.reporter.stage("runner_start")  # stage_s shows any wait for a runner that was not warm yet
         wire.recv_frame(self.runner.from_runner, deadline=self.runner.deadline, max_blob_bytes=0)  # hello
         self._stage("import")
         self._ask({"op": "load", "problem_source": self.payload["problem_source"],
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed,
-                   "candidate_path": self.paths["main"], "variants": {k: self.paths[k] for k in probes.VARIANTS},
+                   "candidate_dir": self.candidate_dir, "candidate_path": self.paths["main"],
+                   "candidate_source": self.payload["candidate_source"],
+                   "variants": {k: self.paths[k] for k in probes.VARIANTS},
+                   "variant_sources": {k: probes.make_variant(self.payload["candidate_source"], k)
+                                       for k in probes.VARIANTS},
                    "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
                    # a stack dump shortly before the deadline says where a hanging candidate is stuck
                    "dump_stack_after_s": max(0.5, self.runner.deadline - time.monotonic() - 1.5)})
@@ -411,11 +386,13 @@ class Session:
         self._last_round = _validate_round(answer, len(specs))
         return self._last_round, wall_ms
 
-    def fetch(self, call: int, expected: list[Any]) -> list[Any]:
-        """The whole outputs of ``call`` of the last round, read only up to the size the reference's outputs have
-        (a candidate cannot make the judge read more than a right answer would take)."""
+    def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None) -> list[Any]:
+        """The outputs of ``call`` of the last round, read only up to the size the reference's outputs have
+        (a candidate cannot make the judge read more than a right answer would take); with ``sample_seed``, only
+        the elements at :func:`drk.gym.rounds.sample_indices` of each tensor (``expected`` sampled the same way)."""
         size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
-        answer, blobs = self._ask({"op": "fetch", "call": call}, max_blob_bytes=size + 2**16)
+        answer, blobs = self._ask({"op": "fetch", "call": call, "sample_seed": sample_seed},
+                                  max_blob_bytes=size + 2**16)
         metas = answer.get("outputs")
         if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
             raise wire.WireError("malformed fetch answer")
@@ -577,8 +554,10 @@ class Session:
             if not ok:
                 raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
                               "call, not only the checked ones")
-        pick = self.ref.seeds.below(len(specs))
-        comparison = C.compare_outputs(ref_outputs[pick], self.fetch(pick, ref_outputs[pick]), cfg.atol, cfg.rtol)
+        # one call and positions in it, chosen now that the round is over, compared element by element
+        pick, sample_seed = self.ref.seeds.below(len(specs)), self._fresh_seed()
+        expected = rounds.sample_values(ref_outputs[pick], sample_seed)
+        comparison = C.compare_outputs(expected, self.fetch(pick, expected, sample_seed), cfg.atol, cfg.rtol)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
 

@@ -1,7 +1,8 @@
 """Evaluate many (problem, candidate) pairs concurrently, cached, one timing at a time per GPU.
 
-Each evaluation still runs in its own sandboxed child (forked from a warm server that has imported torch), so a
-crash or a monkey-patch never outlives its candidate. Concurrency comes from threads that each drive one child:
+Each evaluation still runs in its own sandboxed runner (started ahead of time, one per evaluation, killed after it),
+judged by its own child of a warm server that has imported torch, so a crash or a monkey-patch never outlives its
+candidate. Concurrency comes from threads that each drive one child:
 compilation, correctness checks and profiling overlap freely, while a per-GPU file lock (``GpuTimingLock``), held by
 the child only around timing, keeps timings from ever overlapping on a GPU — also across pools and processes.
 """
@@ -18,8 +19,10 @@ from pathlib import Path
 from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
+from drk.gym.isolation import IsolationUnavailable, available_level
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
+from drk.gym.warm import shared_runners
 
 Pair = tuple[Problem, str]
 #: How often a reference that ran out of GPU memory is retried before the result is an ``env_error``.
@@ -54,6 +57,19 @@ class Pool:
         self._device_kind = self._describe_device()
         self._next_gpu = 0
         self._gpu_lock = threading.Lock()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Have a started runner ready for every worker (:mod:`drk.gym.warm`): start-up leaves the critical path."""
+        try:
+            level = available_level(self.config.isolation).level
+        except IsolationUnavailable:
+            return  # each evaluation reports it as an environment failure
+        runners = shared_runners()
+        per_gpu = -(-self.workers // max(len(self.gpus), 1))
+        runners.reserve(per_gpu)
+        for gpu in (self.gpus if self.device == "cuda" else [0]):
+            runners.warm(self.device, gpu, level)
 
     def _visible_gpus(self) -> list[int]:
         if self.device != "cuda":

@@ -172,3 +172,28 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
         if "dtype" in record:
             record["sums"] = [s if math.isfinite(s) else str(s) for s in next(it)]
     return records
+
+
+#: Elements per output tensor the judge compares after each timed round (beside every call's digests).
+SAMPLE_ELEMENTS = 1 << 16
+
+
+def sample_indices(numel: int, seed: int, k: int = SAMPLE_ELEMENTS) -> torch.Tensor | None:
+    """``k`` flat positions drawn from ``seed`` (the same in the judge and the runner), or None: take all."""
+    if numel <= k:
+        return None
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, numel, (k,), generator=generator)
+
+
+def sample_values(values: Sequence[Any], seed: int) -> list[Any]:
+    """The elements of every tensor in ``values`` at :func:`sample_indices` (other values unchanged): a round's
+    output checked element by element at positions chosen after the round, without moving it whole."""
+    out = []
+    for i, value in enumerate(values):
+        if isinstance(value, torch.Tensor):
+            flat = value.detach().reshape(-1)
+            idx = sample_indices(flat.numel(), seed + i)
+            value = flat if idx is None else flat[idx.to(flat.device)]
+        out.append(value)
+    return out

@@ -1,4 +1,8 @@
-"""The candidate's side of an evaluation: ``python -m drk.gym.runner IN_FD OUT_FD`` inside the sandbox.
+"""The candidate's side of an evaluation: ``python -m drk.gym.runner IN_FD OUT_FD DEVICE GPU`` inside the sandbox.
+
+It starts before any candidate is known (see :mod:`drk.gym.warm`): it imports torch and Triton and creates its CUDA
+context (and warms the profiler) first, then says hello and waits; ``load`` brings the candidate's source, which it
+writes into its private ``/tmp`` and imports.
 
 Nothing here is trusted. The runner imports the candidate, builds ``ModelNew`` and answers the judge's requests
 with *data*: per-call times, digests and bytes of outputs, launch evidence, a kernel-time table. The candidate can
@@ -24,13 +28,13 @@ import torch
 from drk.gym import rounds, wire
 from drk.gym.rounds import CallSpec
 
-MAX_REQUEST_BYTES = 2**20
+MAX_REQUEST_BYTES = 4 * 2**20
 
 
 class Runner:
-    def __init__(self, fd_in: int, fd_out: int) -> None:
+    def __init__(self, fd_in: int, fd_out: int, device: torch.device | None = None) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
-        self.device = torch.device("cpu")
+        self.device = device or torch.device("cpu")
         self.models: dict[str, Any] = {}
         self.problem: types.ModuleType | None = None
         self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
@@ -61,13 +65,16 @@ class Runner:
     # --- ops ----------------------------------------------------------------------------------------------------
 
     def op_load(self, req: dict[str, Any]) -> tuple[dict, list]:
-        """Problem module, device, reference initial weights, instruments, then the candidate (nothing before)."""
+        """Problem module, reference initial weights, instruments, then the candidate (nothing before)."""
         self.load_args = req
         if req.get("dump_stack_after_s"):
             import faulthandler
 
             faulthandler.dump_traceback_later(float(req["dump_stack_after_s"]), exit=False, file=sys.stderr)
-        self.device = _setup_device(req["device"], int(req.get("gpu_index", 0)))
+        if req["device"] != self.device.type:
+            raise RuntimeError(f"this runner was started for {self.device}, not {req['device']}")
+        _write_sources(req["candidate_dir"], {req["candidate_path"]: req["candidate_source"],
+                                              **{req["variants"][k]: v for k, v in req["variant_sources"].items()}})
         module = types.ModuleType("drk_problem")
         module.__file__ = "<problem>"
         exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
@@ -123,6 +130,8 @@ class Runner:
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]
+        if req.get("sample_seed") is not None:
+            values = rounds.sample_values(values, int(req["sample_seed"]))
         metas, blobs = [], []
         for value in values:
             if isinstance(value, torch.Tensor):
@@ -199,13 +208,32 @@ class _CandidateError(Exception):
 
 
 def _setup_device(kind: str, gpu_index: int) -> torch.device:
-    # TRITON_INTERPRET is in the environment the judge gave us, before triton is imported (it is read then).
+    """Import Triton, create the CUDA context and start the profiler once: all before any candidate exists, so an
+    evaluation does not wait for them (CUPTI's first start-up alone took ~3.5 s on the H200)."""
+    # TRITON_INTERPRET is in the environment we were started with, before triton is imported (it is read then).
     import triton.language  # noqa: F401
 
     if kind == "cpu":
         return torch.device("cpu")
     torch.cuda.set_device(gpu_index)
-    return torch.device("cuda", gpu_index)
+    device = torch.device("cuda", gpu_index)
+    torch.ones(8, device=device).add_(1)
+    if os.environ.get("DRK_WARM_PROFILER", "1") == "1":
+        from drk.gym.profiling import kernel_times
+
+        kernel_times(lambda x: x.add(1), [torch.ones(8, device=device)], calls=1)
+    torch.cuda.synchronize(device)
+    return device
+
+
+def _write_sources(directory: str, files: dict[str, str]) -> None:
+    """The candidate and its probe variants, as files (Triton reads kernels' source from them)."""
+    os.makedirs(directory, exist_ok=True)
+    for path, text in files.items():
+        if os.path.dirname(path) != directory.rstrip("/"):
+            raise RuntimeError(f"refusing to write {path!r} outside {directory!r}")
+        with open(path, "w") as handle:
+            handle.write(text)
 
 
 def _device_label(device: torch.device) -> str:
@@ -263,7 +291,8 @@ def main(argv: list[str]) -> None:
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)
-    runner = Runner(int(argv[1]), int(argv[2]))
+    device = _setup_device(argv[3], int(argv[4])) if len(argv) > 4 else None
+    runner = Runner(int(argv[1]), int(argv[2]), device)
     try:
         runner.serve()
     except wire.WireError:

@@ -75,7 +75,8 @@ def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, a
     os.setsid()  # own process group: a timeout kills whatever the candidate spawned, too
     if stdio_path:
         _redirect_stdio(stdio_path, timeout_s)
-    _close_inherited_fds(keep=conn.fileno())
+    handed = {fd for arg in args if callable(getattr(arg, "fds", None)) for fd in arg.fds()}  # a runner's pipes
+    _close_inherited_fds(keep={conn.fileno(), *handed})
     reporter = Reporter(conn, token)
     try:
         payload = target(reporter, *args)
@@ -107,11 +108,14 @@ def _redirect_stdio(path: str, timeout_s: float | None) -> None:
         faulthandler.dump_traceback_later(max(timeout_s - 2.0, 0.5 * timeout_s), exit=False, file=sys.stderr)
 
 
-def _close_inherited_fds(keep: int) -> None:
-    """Close every descriptor but stdio and our pipe: the forkserver's and resource tracker's pipes are
-    inherited, and a candidate writing into them could disturb evaluations that are not its own."""
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 65536)
+def _close_inherited_fds(keep: set[int]) -> None:
+    """Close every descriptor but stdio and ours (``keep``): the forkserver's and resource tracker's pipes are
+    inherited, and nothing the judge does should hold them."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
 
 
 def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s: float,

@@ -36,14 +36,12 @@ def test_sandbox_hides_processes_files_and_network(tmp_path, level):
     why = isolation._probe(level)
     if why is not None:
         pytest.skip(why)
-    import tempfile
     from pathlib import Path
 
     target = Path(__file__).with_name("forged_cache_entry.json")  # a host path the sandbox can see (read-only)
-    bind = tempfile.mkdtemp(prefix="drk_test_")
-    os.chmod(bind, 0o755)
     env = {**isolation.sandbox_env("cpu"), "TARGET": str(target), "PARENT": str(os.getpid())}
-    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", PROBE], bind)
+    uid = isolation.next_sandbox_uid()
+    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", PROBE], uid)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     import json
@@ -53,7 +51,7 @@ def test_sandbox_hides_processes_files_and_network(tmp_path, level):
     assert not seen["wrote"] and not target.exists()  # read-only view of the host's files
     assert not seen["net"]
     if level == "uid":
-        assert seen["uid"] == isolation.sandbox_uid() != os.getuid() and seen["uid"] >= isolation.SANDBOX_UID_BASE
+        assert seen["uid"] == uid != os.getuid() and seen["uid"] >= isolation.SANDBOX_UID_BASE
 
 
 FORK_BOMB = r"""
@@ -75,12 +73,8 @@ print(children)
 def test_a_fork_bomb_stops_at_the_process_limit():
     if isolation._probe("uid") is not None:
         pytest.skip(isolation._probe("uid"))
-    import tempfile
-
-    bind = tempfile.mkdtemp(prefix="drk_test_")
-    os.chmod(bind, 0o755)
     script = f"isolation_limit = {isolation.MAX_PROCESSES}\n" + FORK_BOMB
-    cmd = isolation.sandbox_command("uid", [sys.executable, "-s", "-c", script], bind)
+    cmd = isolation.sandbox_command("uid", [sys.executable, "-s", "-c", script])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
     assert out.returncode == 0, out.stderr[-500:]
     assert int(out.stdout.strip().splitlines()[-1]) < isolation.MAX_PROCESSES  # stopped by the limit, not the loop
@@ -94,3 +88,8 @@ def test_auto_never_silently_drops_to_no_sandbox():
     assert isolation.available_level("process").level == "process"
     with pytest.raises(ValueError):
         isolation.available_level("chroot")
+
+
+def test_sandbox_uids_differ_between_runners():
+    uids = [isolation.next_sandbox_uid() for _ in range(100)]
+    assert len(set(uids)) == 100 and min(uids) >= isolation.SANDBOX_UID_BASE

@@ -1,0 +1,201 @@
+"""Candidate runners started ahead of time, so an evaluation does not wait for Python, torch and CUDA to start.
+
+A runner (:mod:`drk.gym.runner`) holds nothing of any candidate until the judge sends it one, so it can be started
+before the candidate is known: in the caller's process, in its sandbox (:mod:`drk.gym.isolation`), importing torch
+and Triton and creating its CUDA context (and the profiler's) while the previous evaluation runs. Each runner serves
+exactly one evaluation and is killed after it; :class:`WarmRunners` keeps a few spares per (device, GPU, isolation
+level) and starts a replacement whenever one is taken.
+
+The caller hands the runner's pipes to the judge (a forkserver child) as inherited file descriptors
+(:class:`RunnerHandle`); the caller keeps only the process, to kill and reap it when the evaluation ends, whatever the
+judge did.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from drk.gym import isolation
+
+#: Spare runners kept started per (device, GPU, isolation level) by default.
+DEFAULT_SPARES = 1
+
+
+@dataclass
+class RunnerHandle:
+    """The judge's end of a started runner: its pid and three pipe descriptors (requests, answers, stdout).
+
+    Pickled into the judge's process by multiprocessing, which duplicates the descriptors into the child.
+    """
+
+    pid: int
+    to_runner: int
+    from_runner: int
+    output: int
+
+    def fds(self) -> tuple[int, int, int]:
+        return self.to_runner, self.from_runner, self.output
+
+    def __reduce__(self):
+        from multiprocessing import reduction
+
+        return _rebuild_handle, (self.pid, *(reduction.DupFd(fd) for fd in self.fds()))
+
+
+def _rebuild_handle(pid: int, *dup_fds) -> RunnerHandle:
+    return RunnerHandle(pid, *(d.detach() for d in dup_fds))
+
+
+@dataclass
+class StartedRunner:
+    """A runner process as its starter sees it: kill it when its evaluation ends (reaping it too)."""
+
+    proc: subprocess.Popen
+    handle: RunnerHandle
+    key: tuple[str, int, str]
+    _closed: bool = field(default=False, repr=False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def release_fds(self) -> None:
+        """Close the starter's copies of the pipes (the judge holds its own once it has started)."""
+        if not self._closed:
+            self._closed = True
+            for fd in self.handle.fds():
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def kill(self) -> None:
+        self.release_fds()
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+
+
+def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
+    """Start one sandboxed runner for ``device`` (``"cuda"``/``"cpu"``) on GPU ``gpu_index`` at isolation ``level``."""
+    to_runner_r, to_runner_w = os.pipe()
+    from_runner_r, from_runner_w = os.pipe()
+    argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index)]
+    try:
+        proc = subprocess.Popen(isolation.sandbox_command(level, argv), pass_fds=(to_runner_r, from_runner_w),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=isolation.sandbox_env(device), start_new_session=True, close_fds=True)
+    except BaseException:
+        for fd in (to_runner_w, from_runner_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(to_runner_r)
+        os.close(from_runner_w)
+    output = os.dup(proc.stdout.fileno())
+    proc.stdout.close()
+    for fd in (to_runner_w, from_runner_r, output):
+        os.set_inheritable(fd, False)
+    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), (device, gpu_index, level))
+
+
+class WarmRunners:
+    """Spare runners per (device, GPU, isolation level); thread-safe.
+
+    :meth:`take` returns a spare that is still alive (or starts one) and asks for its replacement at once, so the
+    next evaluation's runner starts while this one runs. Spares are started by one long-lived thread: bubblewrap's
+    ``--die-with-parent`` follows the *thread* that started a process, and a pool's worker threads end with their
+    batch. ``spares=0`` starts every runner on demand.
+    """
+
+    def __init__(self, spares: int = DEFAULT_SPARES) -> None:
+        self.spares = spares
+        self._lock = threading.Lock()
+        self._idle: dict[tuple[str, int, str], list[StartedRunner]] = defaultdict(list)
+        self._pending: dict[tuple[str, int, str], int] = defaultdict(int)
+        self._requests: queue.SimpleQueue[tuple[str, int, str] | None] = queue.SimpleQueue()
+        self._closed = False
+        self._starter = threading.Thread(target=self._start_spares, name="drk-warm-runners", daemon=True)
+        self._starter.start()
+
+    def take(self, device: str, gpu_index: int, level: str) -> StartedRunner:
+        key = (device, gpu_index, level)
+        runner = None
+        with self._lock:
+            idle = self._idle[key]
+            while idle and runner is None:
+                candidate = idle.pop(0)
+                if candidate.alive():
+                    runner = candidate
+                else:
+                    candidate.kill()
+        self._top_up(key)
+        return runner if runner is not None else start_runner(device, gpu_index, level)
+
+    def reserve(self, n: int) -> None:
+        """Keep at least ``n`` spares per key from now on (a pool of ``n`` workers wants ``n`` ready runners)."""
+        with self._lock:
+            self.spares = max(self.spares, n)
+
+    def warm(self, device: str, gpu_index: int, level: str) -> None:
+        """Start spares for this key now (in the background), before the first evaluation asks for one."""
+        self._top_up((device, gpu_index, level))
+
+    def _top_up(self, key: tuple[str, int, str]) -> None:
+        with self._lock:
+            missing = self.spares - len(self._idle[key]) - self._pending[key]
+            self._pending[key] += max(missing, 0)
+        for _ in range(max(missing, 0)):
+            self._requests.put(key)
+
+    def _start_spares(self) -> None:
+        while True:
+            key = self._requests.get()
+            if key is None:
+                return
+            try:
+                spare = start_runner(*key)
+            except OSError:
+                spare = None  # the evaluation that needs one starts it itself (and reports what fails)
+            with self._lock:
+                self._pending[key] -= 1
+                if spare is not None and not self._closed:
+                    self._idle[key].append(spare)
+                    spare = None
+            if spare is not None:
+                spare.kill()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle = [r for runners in self._idle.values() for r in runners]
+            self._idle.clear()
+        self._requests.put(None)
+        for runner in idle:
+            runner.kill()
+
+
+_shared: WarmRunners | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_runners() -> WarmRunners:
+    """This process's :class:`WarmRunners` (spares are killed at exit; ``--die-with-parent`` covers a crash)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = WarmRunners()
+            atexit.register(_shared.close)
+        return _shared
