@@ -1,4 +1,4 @@
-"""The ``drk`` command line: ``drk eval``, ``drk train``, ``drk sft``, ``drk reproduce``."""
+"""The ``drk`` command line: ``drk eval``, ``drk train``, ``drk sft``, ``drk reproduce``, ``drk serve``."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ def _eval(args: argparse.Namespace) -> int:
         problem = Problem.from_file(args.problem)
         with open(args.candidate) as handle:
             candidate = handle.read()
+        from drk.gym.warm import shared_runners
+
+        shared_runners().spares = 0  # one evaluation: no runner to start ahead for a next one
         result = evaluate(problem, candidate, device=args.device, config=_eval_config(args))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         print(f"drk eval: {exc}", file=sys.stderr)
@@ -111,6 +114,15 @@ def _delegate(module: str, function: str):
     return run
 
 
+#: Subcommands with a parser of their own, which reads every argument after the name.
+DELEGATED: dict[str, tuple[str, str, str]] = {
+    "train": ("drk.train.cli", "main_train", "multi-turn RL training (see drk train --help)"),
+    "sft": ("drk.train.cli", "main_sft", "cold-start supervised fine-tuning on stored trajectories"),
+    "reproduce": ("drk.reproduce", "main", "regenerate every figure and table (runs the notebooks)"),
+    "serve": ("drk.serve.cli", "main", "judge kernels over HTTP, KernelGYM-compatible (see drk serve --help)"),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="drk", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -134,11 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--columns", help="problem dataset columns, e.g. code=reference_src,name=task")
     batch.add_argument("--split", help="one split of a problem dataset with splits")
     ev.set_defaults(func=_eval)
-    for name, module, function, text in (
-        ("train", "drk.train.cli", "main_train", "multi-turn RL training (see drk train --help)"),
-        ("sft", "drk.train.cli", "main_sft", "cold-start supervised fine-tuning on stored trajectories"),
-        ("reproduce", "drk.reproduce", "main", "regenerate every figure and table (runs the notebooks)"),
-    ):
+    for name, (module, function, text) in DELEGATED.items():
         cmd = sub.add_parser(name, help=text, add_help=False)
         cmd.add_argument("rest", nargs=argparse.REMAINDER)
         cmd.set_defaults(func=_delegate(module, function))
@@ -146,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:  # argparse's REMAINDER would refuse options right after the name
+        module, function, _ = DELEGATED[argv[0]]
+        return _delegate(module, function)(argparse.Namespace(rest=argv[1:]))
     args = build_parser().parse_args(argv)
     return args.func(args)
 

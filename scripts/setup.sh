@@ -11,10 +11,10 @@ fi
 PIP="$VENV/bin/python -m pip"
 $PIP install -q --upgrade pip
 if [[ ${1:-} == --gpu ]]; then
-  $PIP install -q -e ".[train,figures,notebooks,test,ray]"
+  $PIP install -q -e ".[train,figures,notebooks,test,ray,serve]"
 else
   $PIP install -q -c constraints.txt torch==2.13.0 triton==3.7.1 numpy
-  $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test,ray]"
+  $PIP install -q -c constraints.txt -e ".[train,figures,notebooks,test,ray,serve]"
 fi
 # Candidates run as other users (uids >= 200000) in a bubblewrap sandbox (drk/gym/isolation.py). That user must be able
 # to run this Python: as root, give the interpreter's parent directories the traverse bit (not read) if they lack it.

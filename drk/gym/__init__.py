@@ -11,6 +11,7 @@ from drk.gym.extract import extract_code
 from drk.gym.gpu_lock import GpuTimingLock
 from drk.gym.pool import Pool
 from drk.gym.problem import Problem, load_problems
+from drk.gym.remote import RemoteEvaluator
 from drk.gym.result import STATUSES, EvalResult, results_frame
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Pool",
     "Problem",
     "ProblemError",
+    "RemoteEvaluator",
     "ResultCache",
     "cache_key",
     "evaluate",
