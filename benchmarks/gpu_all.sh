@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Every GPU measurement of the environment in one device call (<= 10 minutes on one H200); logs under ${OUT:-out/gpu}.
-#   The candidate sandbox (bubblewrap; carried as .debs/bubblewrap_*.deb where the machine lacks it), every example
-#   verdict (attacks, legitimate patterns), the GPU tests of drk.gym, the timing-noise and throughput benchmark, and
-#   the bundled suite under both timing policies (-> gpu_results.csv).
+# Every GPU measurement of the environment, in two device calls of <= 10 minutes on one H200; logs under ${OUT:-out/gpu}.
+#   bash benchmarks/gpu_all.sh checks   the candidate sandbox, every example verdict (attacks, legitimate patterns),
+#                                       the GPU tests of drk.gym, timing noise (CV) and throughput
+#   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
+#                                       evaluations/min and seconds per stage
+#   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
 #   Run from the repository root with drk importable (PYTHONPATH=$PWD).
 set -u
+PART=${1:-checks}
 OUT=${OUT:-out/gpu}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
@@ -14,10 +17,18 @@ fi
 bash scripts/sandbox_permissions.sh python3
 python3 -c "from drk.gym.isolation import _probe; print('sandbox probe:', {l: _probe(l) or 'works' for l in ('uid', 'namespace')})" 2>&1 | tee "$OUT/sandbox.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
-timeout 170 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"; grep -E "^BAD|NOT REP|pairs" "$OUT/examples.log"
-timeout 130 python3 benchmarks/gym_timing.py --spread ${SPREAD:-matmul} --repeats 4 --batch 32 --workers 8 \
-  --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1; echo "bench exit $?"; grep -vi warn "$OUT/bench.log" | tail -8
-timeout 150 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
-  > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed|Error" "$OUT/gpu_tests.log" | tail -12
-timeout 110 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
-  > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log"
+if [[ $PART == checks ]]; then
+  timeout 150 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
+  grep -E "^BAD|NOT REP|pairs|stage" "$OUT/examples.log" | tail -8
+  timeout 150 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
+    > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed|Error" "$OUT/gpu_tests.log" | tail -12
+  timeout 200 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 5 --batch 32 --workers 8 \
+    --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1; echo "bench exit $?"; grep -vi warn "$OUT/bench.log" | tail -9
+  # the profiler warmed in every runner must not move timings: the same CV run without it
+  DRK_WARM_PROFILER=0 timeout 60 python3 benchmarks/gym_timing.py --spread relu2 --repeats 5 --batch 0 \
+    --out "$OUT/bench_nowarm.json" > "$OUT/bench_nowarm.log" 2>&1; echo "bench (profiler not warmed) exit $?"
+  grep -vi warn "$OUT/bench_nowarm.log" | grep -E "relu2"
+else
+  timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
+    > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log"
+fi

@@ -33,17 +33,18 @@ def spread(problem_name: str, repeats: int, policy: str) -> dict:
     problem = example_problem(problem_name)
     candidate = example_candidate("good", problem_name)
     cfg = EvalConfig(timing_policy=policy, timeout_s=300)
-    speedups, ref_ms, kernel_ms = [], [], []
+    speedups, ref_ms, kernel_ms, coverage = [], [], [], []
     for _ in range(repeats):
         result = evaluate(problem, candidate, device="cuda", config=cfg)
         assert result.status == "correct", result.error
         speedups.append(result.speedup)
         ref_ms.append(result.ref_ms)
         kernel_ms.append(result.kernel_ms)
+        coverage.append(result.coverage)
     cv = statistics.stdev(speedups) / statistics.fmean(speedups)
     return {"problem": problem_name, "policy": policy, "speedup_mean": statistics.fmean(speedups),
             "speedup_cv_pct": 100 * cv, "ref_ms": statistics.median(ref_ms), "kernel_ms": statistics.median(kernel_ms),
-            "speedups": speedups}
+            "speedups": speedups, "coverage": coverage}
 
 
 def throughput(batch: int, workers: int) -> dict:
@@ -85,21 +86,24 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--out", default=None)
     parser.add_argument("--spread", nargs="*", default=["relu2", "matmul"], help="examples for the CV part")
+    parser.add_argument("--policies", nargs="+", default=["drk", "authors"], choices=["drk", "authors"])
     args = parser.parse_args()
     report = {"clocks_before": gpu_clocks(), "spread": [], "throughput": None}
     for name in args.spread:
-        for policy in ("drk", "authors"):
+        for policy in args.policies:
             row = spread(name, args.repeats, policy)
             report["spread"].append(row)
             print(f"{name:7s} {policy:8s} speedup {row['speedup_mean']:.3f}x  CV {row['speedup_cv_pct']:.2f} %  "
-                  f"ref {row['ref_ms']:.3f} ms  kernel {row['kernel_ms']:.3f} ms", flush=True)
-    report["throughput"] = throughput(args.batch, args.workers)
+                  f"ref {row['ref_ms']:.3f} ms  kernel {row['kernel_ms']:.3f} ms  PR {row['coverage']}", flush=True)
     report["clocks_after"] = gpu_clocks()
-    t = report["throughput"]
-    print(f"throughput: sequential {t['sequential_evals_per_min']:.1f}/min, pool({t['workers']}) "
-          f"{t['pool_evals_per_min']:.1f}/min, cache hit {t['cache_hit_ms']:.2f} ms")
-    print(f"seconds per evaluation by status: sequential {t['sequential_seconds_by_status']}, "
-          f"pool {t['pool_seconds_by_status']}")
+    if args.batch:
+        report["throughput"] = throughput(args.batch, args.workers)
+    t = report["throughput"] or {}
+    if t:
+        print(f"throughput: sequential {t['sequential_evals_per_min']:.1f}/min, pool({t['workers']}) "
+              f"{t['pool_evals_per_min']:.1f}/min, cache hit {t['cache_hit_ms']:.2f} ms")
+        print(f"seconds per evaluation by status: sequential {t['sequential_seconds_by_status']}, "
+              f"pool {t['pool_seconds_by_status']}")
     print(f"clocks before: {report['clocks_before']}  after: {report['clocks_after']}")
     if args.out:
         with open(args.out, "w") as handle:

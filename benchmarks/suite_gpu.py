@@ -25,11 +25,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--spec", default="drk:all")
     parser.add_argument("--policies", nargs="+", default=["drk"], choices=["drk", "authors"])
+    parser.add_argument("--kinds", nargs="+", default=["fused", "lazy"], choices=["fused", "lazy"])
     args = parser.parse_args()
     problems = load_problems(args.spec)
     pairs, labels = [], []
     for problem in problems:
-        for kind in ("fused", "lazy"):
+        for kind in args.kinds:
             source = solution_source(problem, kind)
             if source:
                 pairs.append((problem, source))

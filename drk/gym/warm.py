@@ -14,6 +14,7 @@ judge did.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import queue
 import subprocess
@@ -92,6 +93,7 @@ def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
     """Start one sandboxed runner for ``device`` (``"cuda"``/``"cpu"``) on GPU ``gpu_index`` at isolation ``level``."""
     to_runner_r, to_runner_w = os.pipe()
     from_runner_r, from_runner_w = os.pipe()
+    _widen(from_runner_w)  # outputs of hundreds of MB cross this pipe: fewer, larger reads
     argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index)]
     try:
         proc = subprocess.Popen(isolation.sandbox_command(level, argv), pass_fds=(to_runner_r, from_runner_w),
@@ -109,6 +111,13 @@ def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
     for fd in (to_runner_w, from_runner_r, output):
         os.set_inheritable(fd, False)
     return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), (device, gpu_index, level))
+
+
+def _widen(fd: int, size: int = 2**20) -> None:
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
+    except (OSError, AttributeError):
+        pass  # the system's limit (or not Linux): the default size works, only slower
 
 
 class WarmRunners:
