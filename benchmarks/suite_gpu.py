@@ -53,6 +53,9 @@ def main() -> None:
               f"{ok[ok.kind == 'fused'].speedup.median():.2f}x, lazy {ok[ok.kind == 'lazy'].speedup.median():.2f}x; "
               f"median PR fused {ok[ok.kind == 'fused'].coverage.median():.2f}, lazy "
               f"{ok[ok.kind == 'lazy'].coverage.median():.2f}; {per_min:.1f} evaluations/min ({args.workers} workers)")
+        for (problem, kind), r in zip(labels, results):
+            if r.status != "correct":
+                print(f"[{policy}] {problem.key} {kind}: {r.status} env_error={r.env_error} {(r.error or '')[-300:]!r}")
         stages = pd.DataFrame([r.stage_s for r in results]).mean().round(2)
         print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
               + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")

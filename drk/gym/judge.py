@@ -43,6 +43,9 @@ from drk.gym.sandbox import Reporter
 #: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
 PERTURBATIONS: tuple[tuple[float, float], ...] = ((8.0, 0.0), (-1.0, 0.0), (0.25, 1.0))
 PROBE_SCALES = (1.0, 8.0, 64.0)
+#: Wall milliseconds per timing round allowed for the request and answer crossing the pipes (the judge's own rounds
+#: have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
+ROUND_SLACK_MS = 1.0
 MAX_STDOUT_TAIL = 64 * 1024
 
 
@@ -283,7 +286,8 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
         base_magnitude = max(base_magnitude, magnitude) if len(kept.specs) < first_round else base_magnitude
         kept.specs.append(spec)
         kept.labels.append(label)
-        kept.expected.append([_detach(x) for x in expected])
+        # kept in host memory: eight big outputs per evaluation, eight evaluations per GPU, would not fit on it
+        kept.expected.append([_detach(x).cpu() if isinstance(x, torch.Tensor) else x for x in expected])
         kept.input_digests.append(digests)
         # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64
         # outputs and x64 rounding errors), scale atol with it, so a legitimate kernel is not failed for its
@@ -318,6 +322,9 @@ class Session:
         self.stage = "startup"
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
         self._last_round: dict[str, Any] = {}
+        #: bytes of one call's outputs (sizes the timing rounds)
+        self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
+                                 for e in plan.expected), default=0)
 
     def _stage(self, name: str) -> None:
         self.stage = name
@@ -375,11 +382,12 @@ class Session:
 
     # --- rounds -------------------------------------------------------------------------------------------------
 
-    def candidate_round(self, specs: list[CallSpec], variant: str = "main",
-                        poison_numel: int = 0) -> tuple[dict[str, Any], float]:
-        """Prepare (untimed) then run a round in the runner; the answer and the judge's wall ms of ``go``."""
+    def candidate_round(self, specs: list[CallSpec], variant: str = "main", poison_numel: int = 0,
+                        lazy: bool = False) -> tuple[dict[str, Any], float]:
+        """Prepare (untimed) then run a round in the runner; the answer and the judge's wall ms of ``go``.
+        ``lazy``: inputs are made call by call inside ``go``, as :meth:`reference_round` does."""
         self._ask({"op": "prepare", "variant": variant, "calls": [s.to_dict() for s in specs],
-                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel})
+                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel, "lazy": lazy})
         t0 = time.perf_counter()
         answer, _ = self._ask({"op": "go"})
         wall_ms = (time.perf_counter() - t0) * 1e3
@@ -425,7 +433,8 @@ class Session:
                 claimed = _layout_mismatch(plan.expected[i], answer["outputs"][k])
                 if claimed:
                     raise Verdict("incorrect", f"{plan.labels[i]}: {claimed}", **fields)
-                comparison = C.compare_outputs(plan.expected[i], self.fetch(k, plan.expected[i]),
+                expected = [x.to(self.ref.device) if isinstance(x, torch.Tensor) else x for x in plan.expected[i]]
+                comparison = C.compare_outputs(expected, self.fetch(k, expected),
                                                cfg.atol * plan.atol_scale[i], cfg.rtol)
                 fields["max_abs_err"] = comparison.max_abs_err
                 if not comparison.ok:
@@ -489,7 +498,7 @@ class Session:
     def measure(self) -> dict[str, Any]:
         cfg, ref = self.cfg, self.ref
         cuda = ref.device.type == "cuda"
-        per_round = cfg.timing_round_calls if cuda else cfg.cpu_timing_trials
+        per_round = rounds.calls_per_round(cfg.timing_round_calls, self.output_bytes) if cuda else cfg.cpu_timing_trials
         n_rounds = math.ceil(cfg.timing_trials / per_round) if cuda else 1
         same_inputs = cuda and cfg.timing_policy == "authors"
         fixed_seed = self._fresh_seed()
@@ -504,13 +513,14 @@ class Session:
                 if count <= 0:
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
+                pick = self.ref.seeds.below(count)  # the call checked element by element (secret until the round ends)
                 first_ref = r % 2 == 0
                 if first_ref:
-                    ref_times, ref_wall, ref_outs = self.reference_round(specs)
-                cand, cand_wall = self.candidate_round(specs)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick)
+                cand, cand_wall = self.candidate_round(specs, lazy=True)
                 if not first_ref:
-                    ref_times, ref_wall, ref_outs = self.reference_round(specs)
-                self.check_round(cand, ref_outs, specs)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick)
+                self.check_round(cand, ref_digests, pick, picked)
                 if r >= 0:
                     samples["ref"].extend(ref_times)
                     samples["cand"].extend(cand["times_ms"])
@@ -522,7 +532,8 @@ class Session:
                 lock.release()
         centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
         ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"])
-        slack = (cfg.timing_slack_ms if cuda else cfg.cpu_timing_slack_ms) * per_round
+        # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
+        slack = (cfg.timing_slack_ms * per_round + ROUND_SLACK_MS) if cuda else cfg.cpu_timing_slack_ms * per_round
         hidden = statistics.median(gaps) if gaps else 0.0
         backend = ("cuda_events:" + ("mean_noflush" if cfg.timing_policy == "authors" else "median_l2flush")) \
             if cuda else "cpu_interpreter_wall"
@@ -534,29 +545,38 @@ class Session:
             result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None
         return result
 
-    def reference_round(self, specs: list[CallSpec]) -> tuple[list[float], float, list[list[Any]]]:
-        inputs = [self.ref.inputs(s) for s in specs]
+    def reference_round(self, specs: list[CallSpec], pick: int) -> tuple[list[float], float, list[Any], list[Any]]:
+        """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
+        and input digests), so both sides' wall time beyond their call times is comparable. Keeps the digests of
+        every call and the outputs of call ``pick`` only."""
         model = self.ref.timed if self.ref.timed is not None else self.ref.model
-        t0 = time.perf_counter()
-        times, outputs = rounds.run_round(model, inputs, [s.mode for s in specs], device=self.ref.device,
-                                          flush=self.ref.flush)
-        # the same digests the runner computes inside its round (outputs and inputs): equal overheads on both sides
-        [rounds.digest_values(o, self.ref.digest_seed) for o in outputs]
-        [rounds.digest_values(i, self.ref.digest_seed) for i in inputs]
-        wall = (time.perf_counter() - t0) * 1e3
-        return times, wall, outputs
+        cfg, seed = self.cfg, self.ref.digest_seed
+        picked: list[Any] = []
 
-    def check_round(self, answer: dict[str, Any], ref_outputs: list[list[Any]], specs: list[CallSpec]) -> None:
-        """Every call's digests must agree with the reference's; one call, chosen after the fact, is fetched whole."""
+        def keep(index: int, inputs: Any, outputs: list[Any]) -> list[dict[str, Any]]:
+            rounds.digest_values(inputs, seed)
+            if index == pick:
+                picked.extend(outputs)
+            return rounds.reference_digests(outputs, seed, cfg.atol, cfg.rtol)
+
+        t0 = time.perf_counter()
+        times, digests = rounds.run_round(model, rounds.LazyInputs(self.ref.module, specs, self.ref.device),
+                                          [s.mode for s in specs], device=self.ref.device, flush=self.ref.flush,
+                                          keep=keep)
+        wall = (time.perf_counter() - t0) * 1e3
+        return times, wall, digests, picked
+
+    def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int, picked: list[Any]) -> None:
+        """Every call's digests must agree with the reference's; call ``pick`` is compared element by element at
+        positions chosen now that the round is over."""
         cfg = self.cfg
-        for i, (claimed, expected) in enumerate(zip(answer["outputs"], ref_outputs)):
-            ok, why = _digests_close(expected, claimed, self.ref.digest_seed, cfg.atol, cfg.rtol)
+        for claimed, expected in zip(answer["outputs"], ref_digests):
+            ok, why = _digests_agree(expected, claimed)
             if not ok:
                 raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
                               "call, not only the checked ones")
-        # one call and positions in it, chosen now that the round is over, compared element by element
-        pick, sample_seed = self.ref.seeds.below(len(specs)), self._fresh_seed()
-        expected = rounds.sample_values(ref_outputs[pick], sample_seed)
+        sample_seed = self._fresh_seed()
+        expected = rounds.sample_values(picked, sample_seed)
         comparison = C.compare_outputs(expected, self.fetch(pick, expected, sample_seed), cfg.atol, cfg.rtol)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
@@ -591,10 +611,16 @@ def _validate_round(answer: dict[str, Any], n: int) -> dict[str, Any]:
 
 
 def _digests_close(expected: list[Any], claimed: list[Any], seed: int, atol: float, rtol: float) -> tuple[bool, str]:
-    if len(claimed) != len(expected):
-        return False, f"{len(claimed)} outputs, expected {len(expected)}"
-    ref = rounds.digest_values(expected, seed)
-    for index, (exp, mine, theirs) in enumerate(zip(expected, ref, claimed)):
+    """Whether ``claimed`` digests are those of outputs ``allclose`` to ``expected`` (see :func:`_digests_agree`)."""
+    return _digests_agree(rounds.reference_digests(expected, seed, atol, rtol), claimed)
+
+
+def _digests_agree(ref: list[dict[str, Any]], claimed: list[Any]) -> tuple[bool, str]:
+    """Whether the runner's ``claimed`` digests can be those of outputs ``allclose`` to the reference's (``ref``:
+    :func:`drk.gym.rounds.reference_digests`), with why not."""
+    if not isinstance(claimed, list) or len(claimed) != len(ref):
+        return False, f"{len(claimed) if isinstance(claimed, list) else '?'} outputs, expected {len(ref)}"
+    for index, (mine, theirs) in enumerate(zip(ref, claimed)):
         if not isinstance(theirs, dict):
             return False, f"output {index}: malformed digest"
         if "dtype" not in mine:
@@ -606,9 +632,9 @@ def _digests_close(expected: list[Any], claimed: list[Any], seed: int, atol: flo
         sums = theirs.get("sums")
         if not (isinstance(sums, list) and len(sums) == 2 and all(isinstance(s, (int, float)) for s in sums)):
             return False, f"output {index}: not finite"
-        abs_sum = float(exp.detach().to(torch.float64).abs().sum()) if exp.numel() else 0.0
-        bound = atol * exp.numel() + rtol * abs_sum + 1e-9 * (1 + abs_sum)
-        if any(abs(float(a) - float(b)) > bound for a, b in zip(sums, mine["sums"])):
+        if not all(isinstance(s, (int, float)) for s in mine["sums"]):
+            return False, f"output {index}: the reference's output is not finite"
+        if any(abs(float(a) - float(b)) > mine["bound"] for a, b in zip(sums, mine["sums"])):
             return False, f"output {index}: checksum off by more than the tolerance allows"
     return True, ""
 

@@ -99,8 +99,9 @@ SETTLE_SLACK_MS = 0.05
 
 
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
-              device: torch.device, flush: torch.Tensor | None) -> tuple[list[float], list[list[Any]]]:
-    """Call ``model`` once per input set; per-call milliseconds and outputs.
+              device: torch.device, flush: torch.Tensor | None,
+              keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None) -> tuple[list[float], list[Any]]:
+    """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
     synchronised and a third event (``settled``) recorded. The call's time is ``start -> end`` (GPU clock only: no host
@@ -108,13 +109,18 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     stream (or a thread's launches) was still running, and the time is ``start -> settled``: such work counts, whether
     or not the candidate waits for it. Both sides run the same loop. On CPU the clock is ``perf_counter``.
 
+    ``input_sets`` may be a :class:`LazyInputs` (each set made just before its call, untimed, and dropped after it);
+    ``keep(index, inputs, outputs)`` says what to keep of each call (default: the outputs), so a round of big
+    tensors holds one call's inputs and only what the caller needs of the others.
+
     Raises:
         CallFailed: a call raised (its index and exception).
     """
     times: list[float] = []
-    outputs: list[list[Any]] = []
+    kept: list[Any] = []
     cuda = device.type == "cuda"
-    for index, (inputs, mode) in enumerate(zip(input_sets, modes)):
+    for index, mode in enumerate(modes):
+        inputs = input_sets[index]
         if flush is not None:
             flush.zero_()
         try:
@@ -134,8 +140,34 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
                 times.append((_perf_counter() - t0) * 1e3)
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data for the judge
             raise CallFailed(index, exc) from None
-        outputs.append(out)
-    return times, outputs
+        kept.append(keep(index, inputs, out) if keep is not None else out)
+        del inputs, out
+    return times, kept
+
+
+class LazyInputs(Sequence):
+    """The input sets of a round, each made from its spec when the loop reaches it (both sides alike)."""
+
+    def __init__(self, module: Any, specs: Sequence[CallSpec], device: torch.device) -> None:
+        self.module, self.specs, self.device = module, list(specs), device
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return make_inputs(self.module, self.specs[index], self.device)
+
+
+#: Output bytes a timing round may hold at once on one side (the runner keeps every call's outputs until the judge
+#: has chosen the one it checks): a round of big outputs has fewer calls (at least 2). Eight evaluations of a
+#: problem with 512 MB outputs then hold ~32 GB on a GPU, not ~80 GB.
+ROUND_OUTPUT_BYTES = 4 * 2**30
+
+
+def calls_per_round(preferred: int, output_bytes: int) -> int:
+    """Calls in one timing round: ``preferred``, fewer when their outputs would exceed :data:`ROUND_OUTPUT_BYTES`."""
+    fit = ROUND_OUTPUT_BYTES // max(output_bytes, 1)
+    return max(min(preferred, fit), min(preferred, 2))
 
 
 # --- digests ------------------------------------------------------------------------------------------------------
@@ -157,7 +189,8 @@ def _weights(numel: int, device: torch.device, seed: int) -> torch.Tensor:
 
 
 def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
-    """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself.
+    """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself
+    (and the sum of absolute values, which sizes the tolerance of a reference's digest).
 
     If the candidate's output is ``allclose`` to the reference's, each of its sums is within
     ``atol * numel + rtol * sum|ref|`` of the reference's (triangle inequality), so a digest check never rejects a
@@ -171,7 +204,8 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
                 flat = torch.view_as_real(flat).reshape(-1)
             x = flat.to(torch.float64)
             w = _weights(x.numel(), x.device, seed)
-            pending.append(torch.stack([x.sum(), (x * w).sum()]) if x.numel() else torch.zeros(2, dtype=torch.float64))
+            pending.append(torch.stack([x.sum(), (x * w).sum(), x.abs().sum()]) if x.numel()
+                           else torch.zeros(3, dtype=torch.float64))
             records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
         else:
             records.append({"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]})
@@ -179,7 +213,20 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     it = iter(sums)
     for record in records:
         if "dtype" in record:
-            record["sums"] = [s if math.isfinite(s) else str(s) for s in next(it)]
+            plain, weighted, absolute = next(it)
+            record["sums"] = [s if math.isfinite(s) else str(s) for s in (plain, weighted)]
+            record["abs"] = absolute if math.isfinite(absolute) else str(absolute)
+    return records
+
+
+def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> list[dict[str, Any]]:
+    """:func:`digest_values` of trusted outputs, each tensor's with the largest difference of sums that an
+    ``allclose`` answer can have (``bound``): what the judge keeps of a call instead of the outputs."""
+    records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
+    for record, value in zip(records, values):
+        if isinstance(value, torch.Tensor):
+            abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
+            record["bound"] = atol * value.numel() + rtol * abs_sum + 1e-9 * (1 + abs_sum)
     return records
 
 

@@ -52,3 +52,44 @@ def test_digests_accept_what_allclose_accepts_and_reject_wrong_outputs():
     nan = ref.clone()
     nan[3] = math.nan
     assert not _digests_close([ref], rounds.digest_values([nan], seed), seed, 1e-2, 1e-2)[0]
+
+
+def test_calls_per_round_shrinks_for_big_outputs_but_never_below_two():
+    assert rounds.calls_per_round(10, 4 * 2**20) == 10
+    assert rounds.calls_per_round(10, 512 * 2**20) == 8  # 8 x 512 MB fit the 4 GB round budget
+    assert rounds.calls_per_round(10, 8 * 2**30) == 2
+    assert rounds.calls_per_round(1, 8 * 2**30) == 1
+
+
+def test_lazy_rounds_hold_one_input_set_and_keep_what_the_caller_asks():
+    import weakref
+
+    made = []
+
+    class Problem:
+        @staticmethod
+        def get_inputs():
+            x = torch.randn(1000)
+            made.append(weakref.ref(x))
+            return [x]
+
+    specs = [CallSpec(seed) for seed in range(5)]
+    alive_during_calls = []
+
+    def model(x):
+        alive_during_calls.append(sum(r() is not None for r in made))
+        return x * 2
+
+    lazy = rounds.LazyInputs(Problem, specs, torch.device("cpu"))
+    times, kept = rounds.run_round(model, lazy, ["eval"] * 5, device=torch.device("cpu"), flush=None,
+                                   keep=lambda i, inputs, out: rounds.digest_values(out, 3))
+    assert len(times) == 5 and len(made) == 5
+    assert max(alive_during_calls) == 1  # each set is made when its call comes and dropped after it
+    eager = [rounds.make_inputs(Problem, s, torch.device("cpu")) for s in specs]
+    assert kept == [rounds.digest_values([x[0] * 2], 3) for x in eager]  # same seeds, same inputs, same digests
+
+
+def test_reference_digests_bound_is_the_allclose_tolerance():
+    ref = torch.randn(1000, dtype=torch.float64)
+    (record,) = rounds.reference_digests([ref], 1, 1e-2, 1e-2)
+    assert record["bound"] == pytest.approx(1e-2 * 1000 + 1e-2 * float(ref.abs().sum()), rel=1e-6)
