@@ -67,6 +67,18 @@ def feedback_user_message(feedback: str) -> str:
     return FEEDBACK_TEMPLATE.format(feedback=(feedback or "(no feedback)").strip())
 
 
+def fenced_reply(source: str) -> str:
+    """A module answered the way an LLM answers it: one sentence, then the code in one python block.
+
+    The replies drk writes itself (scripted rollouts, replayed solutions, the mini experiment's cold-start data)
+    all go through here, so they look alike to the tokenizer and the environment.
+
+    >>> fenced_reply("x = 1\\n")
+    'Here is the Triton implementation.\\n\\n```python\\nx = 1\\n```\\n'
+    """
+    return f"Here is the Triton implementation.\n\n```python\n{source.strip()}\n```\n"
+
+
 def answer_text(reply: str) -> str:
     """The part of a reply that holds the answer: reasoning in ``<think>`` blocks and a plain LM's run-on text
     past the next section header are dropped. The environment then takes the last fenced python block.

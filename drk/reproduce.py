@@ -3,10 +3,13 @@
 ``python -m drk.reproduce --quick`` runs each notebook with small parameters (CPU, minutes);
 without ``--quick`` it uses the full parameters (a GPU is used when present). Executed notebooks go to
 ``<out>/notebooks``; our measured data to ``<out>/ours`` (training logs, evaluation records, profiling cases);
-figures and tables to ``--figures`` (default ``figures/``), each with a caption file saying where its data came from.
+figures and tables to ``--figures``, each with a caption file saying where its data came from. The default
+``--figures`` is the committed ``figures/`` for a full run and ``<out>/figures`` for a quick one, so a quick run
+never replaces the committed full-parameter figures; naming ``figures/`` explicitly with ``--quick`` does, and
+the run says so before it starts.
 
-The training ablations behind Figs. 2 (left), 4, 5/7, 8 and 9 (:data:`TRAINING_RUNS`) are the runs of the mini
-experiment (``drk.mini``): their logs, made on an H200, are committed in ``results/mini`` and plotted as they are
+The training ablations behind Figs. 2 (left), 4, 5/7, 8 and 9 (:data:`drk.mini.TRAINING_RUNS`) are the runs of the
+mini experiment (``drk.mini``): their logs, made on an H200, are committed in ``results/mini`` and plotted as they are
 (CPU, ``--quick``); the full parameter set re-runs the experiment first when a GPU is present. Notebook 03 runs
 once (TRLOO) to exercise the training notebook itself.
 """
@@ -20,32 +23,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drk.device import cuda_available
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The committed logs of the mini experiment (drk.mini, run on an H200): the training figures' default data.
 MINI_RESULTS = str(REPO_ROOT / "results" / "mini")
 
 
-def _has_cuda() -> bool:
-    import torch
 
-    return torch.cuda.is_available()
+#: The committed figures and tables, made with the full parameters.
+COMMITTED_FIGURES = REPO_ROOT / "figures"
 
-#: Training runs (notebook 03): method label -> (estimator, drk.train.RLConfig overrides). Labels are the ones
-#: drk.figures.build expects (Fig 4: trloo/grpo/single_turn/gamma0/no_hack_check; Fig 5/7: trloo/mrs/pr/prs;
-#: Fig 9: prs_soft/prs_hard/no_prs).
-TRAINING_RUNS: dict[str, tuple[str, dict]] = {
-    "trloo": ("trloo", {}),
-    "grpo": ("grpo", {}),
-    "single_turn": ("trloo", {"max_turns": 1}),  # trained on one turn per episode (evaluated on more)
-    "gamma0": ("trloo", {"gamma": 0.0}),
-    "no_hack_check": ("trloo", {"eval_config": {"hacking_check": False}}),
-    "mrs": ("trloo", {"mrs": True}),
-    "pr": ("trloo", {"mrs": True, "use_profiling_ratio": True}),
-    "prs": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "soft"}),
-    "prs_soft": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "soft"}),
-    "prs_hard": ("trloo", {"mrs": True, "use_profiling_ratio": True, "prs": "hard"}),
-    "no_prs": ("trloo", {"mrs": True, "use_profiling_ratio": True}),
-}
+
+def figures_dir(figures: Path | None, *, quick: bool, out: Path) -> Path:
+    """Where a run writes its figures: ``figures`` when given, else the committed folder for a full run and
+    ``<out>/figures`` for a quick one (quick figures must not silently replace the committed full-parameter ones)."""
+    if figures is not None:
+        return figures
+    return out / "figures" if quick else COMMITTED_FIGURES
 
 
 #: What a complete run must leave in the figures folder (each stem as .png and .pdf unless it is a table).
@@ -76,12 +71,15 @@ class Run:
 
 
 def plan(out: Path, figures: Path, device: str) -> list[Run]:
-    """Every notebook execution, in order; paths are resolved so notebooks can run from any directory."""
+    """Every notebook execution, in order; paths are resolved so notebooks can run from any directory.
+
+    Each run passes only parameters its notebook declares (papermill would add the others as unused variables).
+    """
     ours, figs = str(out.resolve() / "ours"), str(figures.resolve())
     common = {"out_dir": figs, "device": device}
     runs = [
         Run("01_environment.ipynb", "01", {**common, "quick": True}, {**common, "quick": False}),
-        Run("02_grpo_bias_vs_trloo.ipynb", "02", {**common, "quick": True}, {**common, "quick": False}),
+        Run("02_grpo_bias_vs_trloo.ipynb", "02", {"out_dir": figs, "quick": True}, {"out_dir": figs, "quick": False}),
     ]
     # Notebook 03 once (TRLOO), to exercise the training notebook; the ablations behind Figs 2 (left), 4, 5/7, 8
     # and 9 are the mini experiment's runs (drk.mini): committed H200 logs in results/mini, re-run in full mode.
@@ -92,9 +90,9 @@ def plan(out: Path, figures: Path, device: str) -> list[Run]:
         Run("04_evaluation_and_tts.ipynb", "04", {**common, "results_dir": ours, "quick": True},
             {**common, "results_dir": ours, "quick": False}),
         Run("05_figures_and_tables.ipynb", "05",
-            {**common, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS, "quick": True},
-            {**common, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS, "quick": False,
-             "rerun_mini": device != "cpu" and _has_cuda()}),
+            {"out_dir": figs, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS},
+            {"out_dir": figs, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS,
+             "rerun_mini": device != "cpu" and cuda_available()}),
     ]
     return runs
 
@@ -122,10 +120,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small parameters: CPU-friendly, minutes")
     parser.add_argument("--out", type=Path, default=Path("out"), help="executed notebooks and our data go here")
-    parser.add_argument("--figures", type=Path, default=REPO_ROOT / "figures", help="figures and tables go here")
+    parser.add_argument("--figures", type=Path, default=None,
+                        help="figures and tables go here (default: figures/ for a full run, <out>/figures with --quick)")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     parser.add_argument("--only", nargs="*", help="run labels to run, by prefix, e.g. 01 03:trloo 05")
     args = parser.parse_args(argv)
+    args.figures = figures_dir(args.figures, quick=args.quick, out=args.out)
+    if args.quick and args.figures.resolve() == COMMITTED_FIGURES:
+        print(f"[drk.reproduce] note: --quick writes CPU/CI-sized figures over the committed full-parameter ones in "
+              f"{COMMITTED_FIGURES.relative_to(REPO_ROOT)}/ (git shows them modified; `git checkout figures` restores "
+              "them)", file=sys.stderr)
     runs = [r for r in plan(args.out, args.figures, args.device)
             if not args.only or any(r.label.startswith(p) for p in args.only)]
     missing = sorted({r.notebook for r in runs if not (REPO_ROOT / "notebooks" / r.notebook).is_file()})

@@ -72,10 +72,11 @@ class HFPolicy:
         from transformers import AutoModelForCausalLM
 
         from drk.chat import PromptFormat
+        from drk.device import resolve_device
         from drk.models import load_tokenizer
 
         self.model_name, self.adapter, self.batch_size, self.seed = str(model), adapter, batch_size, seed
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.device = resolve_device(device)
         self.tokenizer = load_tokenizer(self.model_name)
         self.format = PromptFormat(self.tokenizer, chat_template_kwargs=chat_template_kwargs or {})
         torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)

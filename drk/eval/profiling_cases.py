@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from drk.eval.replay import decoy_source, solution_source
+from drk.eval.replay import decoy_source
+from drk.problems import solution_source
 
 #: Case names; ``lazy_optimization`` and ``better_fusion`` match the paper's Figure 10 CSV.
 CASES: tuple[str, ...] = ("decoy", "lazy_optimization", "better_fusion")
@@ -20,8 +21,8 @@ def profiling_case_sources(problem: Any) -> dict[str, str]:
     """
     return {
         "decoy": decoy_source(problem),
-        "lazy_optimization": solution_source(problem, "_lazy"),
-        "better_fusion": solution_source(problem),
+        "lazy_optimization": solution_source(problem, "lazy", required=True),
+        "better_fusion": solution_source(problem, "fused", required=True),
     }
 
 

@@ -2,60 +2,41 @@
 
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, field, fields, make_dataclass
 from pathlib import Path
 from typing import Any
 
-from drk.provenance import git_sha
+from drk.gym.result import EvalResult
+from drk.jsonl import append_jsonl, read_jsonl
+from drk.provenance import write_provenance
 
-#: EvalResult fields copied into each record (the rest of the result stays in the environment's cache).
-RESULT_FIELDS: tuple[str, ...] = (
-    "status", "correct", "hacked", "hack_reasons", "speedup", "coverage", "ref_ms", "kernel_ms", "max_abs_err",
-    "error", "feedback", "device", "timing_backend", "reference_mode", "timing_policy", "elapsed_s", "cached",
+#: EvalResult fields a record leaves out: per-kernel detail that stays in the environment's cache, and ``problem``
+#: (a record names its problem by key, an episode field). Every other result field is a record field, so a new
+#: ``EvalResult`` field reaches the records with no edit here.
+LEFT_OUT_RESULT_FIELDS: frozenset[str] = frozenset({"problem", "profile", "triton_kernels", "stage_s"})
+
+#: The episode's own fields: which sample and turn the verdict belongs to, the reply, and how it was asked for.
+EPISODE_FIELDS: tuple[tuple[str, Any, Any], ...] = (
+    ("problem", "str", MISSING),  # the problem's key, e.g. "L1/01_ReLU"
+    ("level", "int | None", MISSING),
+    ("sample", "int", MISSING),
+    ("turn", "int", MISSING),  # 1-based
+    ("reward", "float", 0.0),  # drk.rl.turn_reward of the result: the context-management ranking key
+    ("reply", "str", ""),  # the policy's whole reply (the environment judged its answer part)
+    ("context", "str", "vanilla"),  # drk.eval.context strategy the reply was asked with
+    ("policy", "str", ""),  # the policy's model, else its kind
 )
 
 
-@dataclass
-class EvalRecord:
-    """Verdict on the reply of one sample at one turn (what :mod:`drk.metrics` and the figures read).
-
-    ``correct`` means correct and not hacked; ``speedup``/``coverage`` are None on CPU; ``reward`` is
-    :func:`drk.rl.rewards.turn_reward` of the result (the context-management ranking key).
-    """
-
-    problem: str
-    level: int | None
-    sample: int
-    turn: int
-    status: str
-    correct: bool = False
-    hacked: bool = False
-    hack_reasons: list[str] = field(default_factory=list)
-    speedup: float | None = None
-    coverage: float | None = None
-    ref_ms: float | None = None
-    kernel_ms: float | None = None
-    max_abs_err: float | None = None
-    reward: float = 0.0
-    error: str | None = None
-    feedback: str = ""
-    reply: str = ""
-    device: str = ""
-    timing_backend: str = ""
-    reference_mode: str = "eager"
-    timing_policy: str = "drk"
-    context: str = "vanilla"
-    policy: str = ""
-    elapsed_s: float = 0.0
-    cached: bool = False
+class _RecordMethods:
+    """Construction and (de)serialisation of :class:`EvalRecord`."""
 
     @classmethod
     def from_result(cls, result: Any, **keys: Any) -> EvalRecord:
         """Build from an ``EvalResult`` (or its dict) plus the episode keys (problem, level, sample, turn ...)."""
         data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
-        return cls(**{k: data[k] for k in RESULT_FIELDS if k in data}, **keys)
+        names = {f.name for f in fields(cls)} - set(keys)
+        return cls(**{k: v for k, v in data.items() if k in names}, **keys)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +48,26 @@ class EvalRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def _record_fields() -> list[tuple[str, Any, Any]]:
+    """The episode fields, then every ``EvalResult`` field not left out, with the result's types and defaults."""
+    own = [(name, kind, field() if default is MISSING else field(default=default))
+           for name, kind, default in EPISODE_FIELDS]
+    taken = {name for name, _, _ in EPISODE_FIELDS}
+    result = [(f.name, f.type, field(default=f.default, default_factory=f.default_factory))
+              for f in fields(EvalResult) if f.name not in LEFT_OUT_RESULT_FIELDS | taken]
+    return own + result
+
+
+#: Verdict on the reply of one sample at one turn (what :mod:`drk.metrics` and the figures read): the episode fields
+#: (:data:`EPISODE_FIELDS`) and the fields of its ``EvalResult`` (``correct`` means correct and not hacked;
+#: ``speedup``/``coverage`` are None on CPU). Keyword construction only.
+EvalRecord = make_dataclass("EvalRecord", _record_fields(), bases=(_RecordMethods,), kw_only=True,
+                            namespace={"__module__": __name__, "__doc__": (
+                                "Verdict on the reply of one sample at one turn: the episode fields "
+                                "(drk.eval.records.EPISODE_FIELDS) and its EvalResult's fields, less "
+                                "drk.eval.records.LEFT_OUT_RESULT_FIELDS.")})
+
+
 def config_path(records_path: str | Path) -> Path:
     """Where the run config of a record file lives: ``records.jsonl`` -> ``records.config.json``."""
     path = Path(records_path)
@@ -74,21 +75,13 @@ def config_path(records_path: str | Path) -> Path:
 
 
 def write_run_config(records_path: str | Path, config: dict[str, Any]) -> Path:
-    """Save the resolved run config, git SHA, drk version and start time beside the records."""
-    import drk
-
-    meta = {"git_sha": git_sha(), "drk_version": drk.__version__, "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    path = config_path(records_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config | meta, indent=2, default=str) + "\n")
-    return path
+    """Save the resolved run config beside the records, stamped by :func:`drk.provenance.write_provenance`."""
+    return write_provenance(config_path(records_path), config)
 
 
 def append_records(path: str | Path, records: list[EvalRecord]) -> None:
     """Append records to a JSONL file (one object per line)."""
-    with open(path, "a") as fh:
-        for record in records:
-            fh.write(json.dumps(record.to_dict(), default=str) + "\n")
+    append_jsonl(path, (record.to_dict() for record in records), default=str)
 
 
 def load_records(path: str | Path) -> list[EvalRecord]:
@@ -98,8 +91,7 @@ def load_records(path: str | Path) -> list[EvalRecord]:
 
         rows = pd.read_parquet(path).to_dict("records")
         return [EvalRecord.from_dict({k: _from_parquet(v) for k, v in row.items()}) for row in rows]
-    with open(path) as fh:
-        return [EvalRecord.from_dict(json.loads(line)) for line in fh if line.strip()]
+    return [EvalRecord.from_dict(row) for row in read_jsonl(path)]
 
 
 def save_parquet(records: list[EvalRecord], path: str | Path) -> Path:

@@ -7,15 +7,14 @@ so an evaluation's output is itself a replay file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from drk.chat import fenced_reply
 from drk.eval.policies import RequestMeta
-
-#: Problems live in ``drk/problems/levelN``; their reference solutions in ``drk/problems/solutions/levelN``.
-SOLUTIONS_ROOT = Path(__file__).resolve().parent.parent / "problems" / "solutions"
+from drk.jsonl import read_jsonl
+from drk.problems import solution_source
 
 
 class ReplayPolicy:
@@ -56,29 +55,6 @@ class ReplayPolicy:
         return {"kind": "replay", "source": self.origin, "replies": len(self.replies)}
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """All JSON objects of a JSONL file (blank lines skipped)."""
-    with open(path) as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def fenced(source: str) -> str:
-    """A module as an LLM would answer it: one python code block."""
-    return f"Here is the Triton implementation.\n\n```python\n{source.strip()}\n```\n"
-
-
-def solution_source(problem: Any, variant: str = "") -> str:
-    """The bundled reference solution of a bundled problem (``variant="_lazy"`` for the lazy one, if any).
-
-    Raises:
-        FileNotFoundError: the problem has no bundled solution (e.g. one loaded from a KernelBench checkout).
-    """
-    path = SOLUTIONS_ROOT / f"level{problem.level}" / f"{problem.name}{variant}.py"
-    if not path.is_file():
-        raise FileNotFoundError(f"no bundled solution {path} for problem {problem.key}")
-    return path.read_text()
-
-
 def decoy_source(problem: Any) -> str:
     """A decoy: the reference copied as ``ModelNew`` beside a Triton kernel that is never launched."""
     kernel = ("\n\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
@@ -101,12 +77,12 @@ def solution_replies(problems: Sequence[Any], *, samples: int, turns: int) -> li
     """
     rows = []
     for problem in problems:
-        solution = fenced(solution_source(problem))
+        solution = fenced_reply(solution_source(problem, required=True))
         for sample in range(samples):
             for turn in range(1, turns + 1):
                 reply = solution
                 if turn == 1 and sample < len(_WRONG_FIRST_TURNS):
                     kind = _WRONG_FIRST_TURNS[sample]
-                    reply = fenced(decoy_source(problem)) if kind == "decoy" else "```python\nclass ModelNew(:\n```"
+                    reply = fenced_reply(decoy_source(problem)) if kind == "decoy" else "```python\nclass ModelNew(:\n```"
                 rows.append({"problem": problem.key, "sample": sample, "turn": turn, "reply": reply})
     return rows

@@ -36,6 +36,7 @@ from drk.figures.training import (
     plot_training_panels,
     tidy_training_log,
 )
+from drk.provenance import caption_stamp, display_path
 
 TABLE_STEMS = {"eager": "table1_fast_p_eager", "compile": "table2_fast_p_torch_compile"}
 
@@ -44,25 +45,12 @@ def _save(fig, out_dir, stem: str, caption: str, data: pd.DataFrame | None = Non
     """Save the figure with its caption (stamped with the drk version and git SHA) and its data as CSV."""
     import matplotlib.pyplot as plt
 
-    import drk
-    from drk.provenance import git_sha
-
-    stamp = f" [made by drk {drk.__version__}, git {git_sha() or 'uncommitted'}]"
-    paths = save_figure(fig, out_dir, stem, caption=caption + stamp)
+    paths = save_figure(fig, out_dir, stem, caption=caption + caption_stamp())
     plt.close(fig)
     if data is not None:
         data.to_csv(Path(out_dir) / f"{stem}.csv", index=False)
         paths.append(Path(out_dir) / f"{stem}.csv")
     return paths
-
-
-def _shown(path) -> str:
-    """``path`` as captions show it: relative to the current directory when inside it (no machine-specific roots)."""
-    path = Path(path).resolve()
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def load_training_log(ours: str | Path | None) -> pd.DataFrame | None:
@@ -122,7 +110,7 @@ def make_tables(out_dir, ours=None) -> list[Path]:
         table = build_fast_p_table(data.frame, our_fast_p_rows(ours, mode))
         note = f"Fast@p (%) per level, {mode} reference. Paper rows: {data.source}"
         if ours is not None:
-            note += f" Our rows: {_display_path(Path(ours) / 'eval')} (turn 3 records)."
+            note += f" Our rows: {display_path(Path(ours) / 'eval')} (turn 3 records)."
         (out / f"{stem}.md").write_text(f"<!-- {note} -->\n" + table_to_markdown(table))
         (out / f"{stem}.tex").write_text(f"% {note}\n" + table_to_latex(table))
         paths += [out / f"{stem}.md", out / f"{stem}.tex"]
@@ -138,7 +126,7 @@ def make_fig2_left(out_dir, ours=None) -> list[Path]:
     fig, _ = plot_hacking_check_curves(frame)
     caption = f"Figure 2 (left): Fast@p vs RL step with and without the hacking check. Paper: {data.source}"
     if log is not None:
-        caption += f" Ours (dashed): methods trloo / no_hack_check of {_shown(ours)} (train/ logs)."
+        caption += f" Ours (dashed): methods trloo / no_hack_check of {display_path(ours)} (train/ logs)."
     return _save(fig, out_dir, "fig2_left_hacking_check", caption, frame)
 
 
@@ -151,7 +139,7 @@ def make_fig10(out_dir, ours=None) -> list[Path]:
     fig, _ = plot_profiling_examples(frame)
     caption = f"Figure 10 / 2 (right): profiling ratio and speedup per candidate. Paper: {data.source}"
     if len(frames) > 1:
-        caption += f" Ours: {ours_csv} (drk.gym on our bundled decoy/lazy/fused candidates)."
+        caption += f" Ours: {display_path(ours_csv)} (drk.gym on our bundled decoy/lazy/fused candidates)."
     return _save(fig, out_dir, "fig10_profiling_examples", caption, frame)
 
 
@@ -168,7 +156,7 @@ def make_training_figures(out_dir, ours) -> list[Path]:
     log = load_training_log(ours)
     if log is None:
         return []
-    source = f"Data: our scaled-down runs in {_shown(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
+    source = f"Data: our scaled-down runs in {display_path(ours)} (train/<method>/**/log.jsonl, training_log.jsonl)."
     made = []
     for stem, plot, title, preferred in (
         ("fig4_fast_p_vs_step", plot_fast_p_vs_step,
@@ -186,8 +174,8 @@ def make_training_figures(out_dir, ours) -> list[Path]:
     return made
 
 
-def make_fig6(out_dir, ours) -> list[Path]:
-    """Figure 6 from ``ours/stts/*.jsonl``; nothing when absent."""
+def make_fig6(out_dir, ours, stem: str = "fig6_stts") -> list[Path]:
+    """Figure 6 from ``ours/stts/*.jsonl`` as ``<stem>.*`` (notebook 04 names its own); nothing when absent."""
     from drk.eval.records import load_records
     from drk.eval.summary import stts_curves
 
@@ -200,8 +188,8 @@ def make_fig6(out_dir, ours) -> list[Path]:
     curves = pd.concat([stts_curves(recs, kind=kind) for recs in records], ignore_index=True)
     fig, _ = plot_stts(curves, kind=kind)
     what = "correct rate (no GPU timing in these records)" if untimed else "Fast@1.2"
-    return _save(fig, out_dir, "fig6_stts", f"Figure 6: STTS, {what} vs turn, last turn and best of history. "
-                 f"Data: {', '.join(str(f) for f in files)} (drk.eval.summary.stts_curves).", curves)
+    return _save(fig, out_dir, stem, f"Figure 6: STTS, {what} vs turn, last turn and best of history. "
+                 f"Data: {', '.join(display_path(f) for f in files)} (drk.eval.summary.stts_curves).", curves)
 
 
 def make_timing_policy_table(out_dir) -> list[Path]:
@@ -234,7 +222,7 @@ def make_mini_summary(out_dir, mini_dir) -> list[Path]:
     table = summarize(mini_dir)
     table.to_csv(out / "table_mini_summary.csv", index=False)
     shown = table.rename(columns=lambda c: c.replace("gym/", "").replace("rl/", ""))
-    note = (f"Mini Dr. Kernel runs of {_shown(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
+    note = (f"Mini Dr. Kernel runs of {display_path(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
             f"and over the last 3 steps, training problems, turn 1; held-out: share of correct turns.")
     (out / "table_mini_summary.md").write_text(f"<!-- {note} -->\n" + frame_to_markdown(shown))
     return [out / "table_mini_summary.md", out / "table_mini_summary.csv"]
@@ -250,11 +238,3 @@ def make_all(out_dir, ours=None, training=None) -> list[Path]:
     return (make_fig1(out_dir) + make_tables(out_dir, ours) + make_fig2_left(out_dir, training)
             + make_fig10(out_dir, ours) + make_fig3(out_dir) + make_training_figures(out_dir, training)
             + make_fig6(out_dir, ours) + make_mini_summary(out_dir, training) + make_timing_policy_table(out_dir))
-
-
-def _display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it lies inside it: captions never carry a machine's paths."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path.name

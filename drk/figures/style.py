@@ -20,10 +20,8 @@ METHOD_COLORS: dict[str, str] = {
     "no_hack_check": PALETTE[4],
     "mrs": PALETTE[5],
     "pr": PALETTE[2],
-    "prs": PALETTE[3],
     "prs_soft": PALETTE[3],
     "prs_hard": PALETTE[4],
-    "no_prs": PALETTE[7],
     "vanilla": PALETTE[1],
     "best_w": PALETTE[0],
 }

@@ -87,10 +87,10 @@ PRS_PANELS: tuple[Panel, ...] = (
     Panel(fast_p_metric(1.2, 3), "Fast@1.2, turn 3 (%)", True),
     Panel("gym/profiling_ratio", "profiling ratio (%)", True),
 )
-PRS_METHODS: tuple[str, ...] = ("prs_soft", "prs_hard", "no_prs", "pr")  # pr: PR reward, no PRS (= no_prs)
+PRS_METHODS: tuple[str, ...] = ("prs_soft", "prs_hard", "pr")  # pr: the PR reward without PRS ("no PRS")
 #: The methods each figure compares in the paper (the mini runs log them all in one folder).
 FIG4_METHODS: tuple[str, ...] = ("trloo", "grpo", "single_turn", "gamma0", "no_hack_check")
-DYNAMICS_METHODS: tuple[str, ...] = ("trloo", "mrs", "pr", "prs", "prs_soft")
+DYNAMICS_METHODS: tuple[str, ...] = ("trloo", "mrs", "pr", "prs_soft")
 
 
 def methods_for(log: pd.DataFrame, preferred: Sequence[str]) -> list[str] | None:

@@ -9,10 +9,12 @@ from drk.mini.experiment import (
     DEFAULT_VARIANTS,
     HELDOUT_PROBLEMS,
     TRAIN_PROBLEMS,
+    TRAINING_RUNS,
     MiniConfig,
     load_split,
     make_data,
     make_policy,
+    rerun_for_figures,
     rl_config,
     run_all,
     run_sft,
@@ -21,7 +23,8 @@ from drk.mini.experiment import (
 )
 
 __all__ = [
-    "DEFAULT_MIX", "DEFAULT_VARIANTS", "HELDOUT_PROBLEMS", "KINDS", "TRAIN_PROBLEMS", "MiniConfig",
-    "build_trajectories", "first_attempts", "load_split", "make_data", "make_policy", "rl_config", "run_all", "run_sft",
+    "DEFAULT_MIX", "DEFAULT_VARIANTS", "HELDOUT_PROBLEMS", "KINDS", "TRAIN_PROBLEMS", "TRAINING_RUNS",
+    "MiniConfig",
+    "build_trajectories", "first_attempts", "load_split", "make_data", "make_policy", "rerun_for_figures", "rl_config", "run_all", "run_sft",
     "run_variant", "run_variants", "wrong_source",
 ]

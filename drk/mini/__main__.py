@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results-dir", dest="results_dir")
     parser.add_argument("--rl-minutes", dest="rl_minutes", type=float)
     parser.add_argument("--rl-steps", dest="rl_steps", type=int)
-    parser.add_argument("--variant", help="rl: the ablation label (drk.reproduce.TRAINING_RUNS)")
+    parser.add_argument("--variant", help="rl: the ablation label (drk.mini.TRAINING_RUNS)")
     parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), help="all: which ablations")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="all: seeds per ablation")
     parser.add_argument("--seed", type=int, default=0, help="rl: the run's seed")

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drk.chat import PromptFormat
-from drk.eval.replay import decoy_source, fenced
+from drk.chat import PromptFormat, fenced_reply
+from drk.eval.replay import decoy_source
 from drk.problems import solution_source
 
 KINDS: tuple[str, ...] = ("fused", "lazy", "wrong", "decoy")
@@ -125,13 +125,13 @@ def build_trajectories(problems: Sequence[Any], evaluate_batch: Callable[[list[t
     for problem in problems:
         attempts = first_attempts(problem)
         plan += [(problem, kind, attempts) for kind in draw_kinds(list(attempts), per_problem, mix, rng)]
-    distinct = {(problem.key, kind): (problem, fenced(attempts[kind])) for problem, kind, attempts in plan}
+    distinct = {(problem.key, kind): (problem, fenced_reply(attempts[kind])) for problem, kind, attempts in plan}
     keys = list(distinct)
     verdicts = dict(zip(keys, evaluate_batch([distinct[k] for k in keys]), strict=True))
     out = []
     for problem, kind, attempts in plan:
         result = verdicts[(problem.key, kind)]
-        replies = [fenced(attempts[kind]), fenced(attempts["fused"])]
+        replies = [fenced_reply(attempts[kind]), fenced_reply(attempts["fused"])]
         messages = prompt_format.conversation(problem.source, replies, [result.feedback])
         out.append(Trajectory(problem.key, kind, result.status, messages))
     return out

@@ -35,9 +35,16 @@ def solution_path(problem: Problem, kind: str = "fused") -> Path | None:
     return path if path.is_file() else None
 
 
-def solution_source(problem: Problem, kind: str = "fused") -> str | None:
-    """Source of the bundled solution of ``kind`` (``"fused"`` or ``"lazy"``), or ``None``."""
+def solution_source(problem: Problem, kind: str = "fused", *, required: bool = False) -> str | None:
+    """Source of the bundled solution of ``kind`` (``"fused"`` or ``"lazy"``), or ``None`` when there is none.
+
+    Raises:
+        FileNotFoundError: with ``required=True``, when there is none (e.g. a problem loaded from a KernelBench
+            checkout), for callers that cannot go on without it.
+    """
     path = solution_path(problem, kind)
+    if path is None and required:
+        raise FileNotFoundError(f"no bundled {kind} solution for problem {problem.key}")
     return path.read_text() if path else None
 
 

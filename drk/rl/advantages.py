@@ -16,7 +16,8 @@ estimator    advantage of member i (group of N)                 note
 ``rloo``     same as ``trloo``                                  the name from Ahmadian et al. (2024)
 ===========  ================================================  =========================================
 
-Masked rows (rejected by MRS or PRS) keep their place in their group's baseline and only have their own
+Rows outside the ``keep`` mask (rejected by MRS, PRS or the authors' filters: drk.rl's one mask convention is
+*keep*, True = the row takes gradient) keep their place in their group's baseline and only have their own
 advantage set to 0: rejection removes a sample's gradient, not the information its reward carries about how
 good the other samples are. ``tests/rl/test_advantages.py`` pins this choice.
 """
@@ -67,7 +68,7 @@ def compute_advantages(
     *,
     estimator: Estimator = "trloo",
     gamma: float = 1.0,
-    mask=None,
+    keep=None,
     level: Level = "turn",
 ) -> np.ndarray:
     """Advantages of every turn from per-turn rewards, in any row order (paper Eqs. 3-5).
@@ -79,9 +80,9 @@ def compute_advantages(
         turn: shape (n,), integer turn index.
         estimator: one of ``ESTIMATORS`` (see the module table).
         gamma: discount of the turn-level return, in [0, 1].
-        mask: optional shape (n,) bool; True marks a row that takes no gradient (rejected by MRS/PRS). Such a
-            row gets advantage 0 but its return still counts in its group's baseline. A PRS/MRS *keep* mask
-            is passed as ``mask=~keep``.
+        keep: optional shape (n,) bool; True marks a row that takes gradient (None: every row). A row outside
+            it (rejected by PRS/MRS/the authors' filters: combine their keep masks with ``&``) gets advantage 0
+            but its return still counts in its group's baseline.
         level: ``"turn"`` groups by (prompt, turn) and scores each turn by its reward-to-go (the paper).
             ``"trajectory"`` groups by prompt, scores each trajectory by its whole discounted episode return
             (the return of its first turn) and gives every turn of the trajectory that one advantage: the
@@ -105,12 +106,12 @@ def compute_advantages(
     else:
         first = _first_turn_rows(traj, t)  # shape (n,): row index of each row's first turn
         score, group = returns[first], prompt
-    rejected = _as_mask(mask, len(returns))
+    kept = _as_keep(keep, len(returns))
     # In trajectory mode every turn of a trajectory carries the same score: count each trajectory once.
     counted = np.ones(len(returns), dtype=bool) if level == "turn" else (first == np.arange(len(returns)))
     mean, n, std = _group_stats(score, group, counted)
     adv = _advantage_from_stats(score, mean[group], n[group], std[group], estimator)
-    adv[rejected] = 0.0
+    adv[~kept] = 0.0
     return adv
 
 
@@ -247,11 +248,11 @@ def _first_turn_rows(traj, t) -> np.ndarray:
     return first_of_traj[traj]
 
 
-def _as_mask(mask, n: int) -> np.ndarray:
-    """Validate an optional boolean row mask (None means nothing rejected)."""
-    if mask is None:
-        return np.zeros(n, dtype=bool)
-    m = np.asarray(mask)
+def _as_keep(keep, n: int) -> np.ndarray:
+    """Validate an optional boolean keep mask (None means every row takes gradient)."""
+    if keep is None:
+        return np.ones(n, dtype=bool)
+    m = np.asarray(keep)
     if m.shape != (n,) or not (m.dtype == bool or np.isin(m, [0, 1]).all()):
-        raise ValueError(f"mask must be a bool array of shape ({n},) with True = rejected; got {m.shape}")
+        raise ValueError(f"keep must be a bool array of shape ({n},) with True = takes gradient; got {m.shape}")
     return m.astype(bool)

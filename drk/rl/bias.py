@@ -21,7 +21,6 @@ Monte-Carlo estimates are divided by.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -29,7 +28,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from drk.provenance import git_sha
+from drk.provenance import write_provenance
 from drk.rl.advantages import ESTIMATORS, dense_advantages
 
 #: Mean reward of a good action: 0.4 * 0 + 0.4 * 0.5 + 0.2 * E[U[0.5, 1.5]].
@@ -339,12 +338,13 @@ def paired_difference(
 
 
 def save_table(df: pd.DataFrame, out_dir, stem: str, config: dict) -> list[Path]:
-    """Write ``df`` as ``<stem>.csv`` and its config (plus the git SHA) as ``<stem>.json``; return the paths."""
+    """Write ``df`` as ``<stem>.csv`` and its config (with :func:`drk.provenance.write_provenance`'s stamp) as
+    ``<stem>.json``; return the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv, meta = out / f"{stem}.csv", out / f"{stem}.json"
     df.to_csv(csv, index=False)
-    meta.write_text(json.dumps({"config": config, "git_sha": git_sha() or "unknown"}, indent=2, default=str) + "\n")
+    write_provenance(meta, {"config": config})
     return [csv, meta]
 
 

@@ -5,15 +5,15 @@ failing turns leave the loss." Neither appears in the paper's equations, so ``RL
 runs the method as written; switch them on (``drop_flat_groups``, ``mask_failures_after_success``) to compare
 with the authors' release.
 
-Both functions return *reject* masks (True = the row takes no gradient), the convention of
-``compute_advantages(mask=...)``: combine them with PRS/MRS as ``mask = ~keep | flat | after``. Like PRS/MRS
-rejections, flagged rows only lose their own gradient; rewards, returns and baselines are unchanged. Rows are
+Both functions return *keep* masks (True = the row takes gradient), the convention of PRS/MRS and of
+``compute_advantages(keep=...)``: combine them as ``keep = keep_prs & keep_mrs & flat & after``. Like PRS/MRS
+rejections, the rows they drop only lose their own gradient; rewards, returns and baselines are unchanged. Rows are
 addressed by explicit ``(prompt_id, traj_id, turn)`` ids, in any order, exactly as in
 :func:`drk.rl.compute_advantages`.
 
-- :func:`flat_group_mask`: a prompt whose trajectories all *end* with the same reward (everyone solved it
+- :func:`flat_group_keep_mask`: a prompt whose trajectories all *end* with the same reward (everyone solved it
   equally, or nobody did) is dropped from the loss as a whole.
-- :func:`after_success_mask`: once a trajectory has had a turn with reward > 0, its later turns with
+- :func:`after_success_keep_mask`: once a trajectory has had a turn with reward > 0, its later turns with
   reward <= 0 (e.g. a failed attempt to speed up a working kernel) take no gradient.
 """
 
@@ -27,16 +27,16 @@ from drk.rl.advantages import _trajectory_order, _validate
 FLAT_GROUP_MIN_STD = 1e-3
 
 
-def flat_group_mask(rewards, prompt_id, traj_id, turn, *, min_std: float = FLAT_GROUP_MIN_STD) -> np.ndarray:
-    """Reject every row of a prompt whose trajectories' last-turn rewards are (nearly) all equal.
+def flat_group_keep_mask(rewards, prompt_id, traj_id, turn, *, min_std: float = FLAT_GROUP_MIN_STD) -> np.ndarray:
+    """Keep mask that drops every row of a prompt whose trajectories' last-turn rewards are (nearly) all equal.
 
     For each prompt, take each trajectory's reward at its own final turn (the highest turn index of that
     trajectory, so an episode that ended early contributes its last played turn) and their population std
-    (ddof=0). If it is below ``min_std`` every row of the prompt, at every turn, is flagged.
+    (ddof=0). If it is below ``min_std`` every row of the prompt, at every turn, is dropped (False).
 
-    Baselines: groups are (prompt, turn) or prompt, never wider than one prompt, so when a prompt is flagged
-    all members of its groups are flagged too. Keeping the flagged rows "in the baselines", as
-    ``compute_advantages(mask=...)`` does, therefore changes no kept row: the effect is exactly that of
+    Baselines: groups are (prompt, turn) or prompt, never wider than one prompt, so when a prompt is dropped
+    all members of its groups are dropped too. Keeping the dropped rows "in the baselines", as
+    ``compute_advantages(keep=...)`` does, therefore changes no kept row: the effect is exactly that of
     removing the prompt's samples from the loss (and from the loss's token normaliser).
 
     Args:
@@ -47,8 +47,8 @@ def flat_group_mask(rewards, prompt_id, traj_id, turn, *, min_std: float = FLAT_
         min_std: > 0; the authors use 1e-3.
 
     Returns:
-        shape (n,) bool, True for rows of flat prompts, in the input row order. A prompt with a single
-        trajectory has std 0 and is flagged (there is nothing to compare it with); an empty input gives an
+        shape (n,) bool, False for rows of flat prompts, in the input row order. A prompt with a single
+        trajectory has std 0 and is dropped (there is nothing to compare it with); an empty input gives an
         empty mask.
 
     Raises:
@@ -64,14 +64,14 @@ def flat_group_mask(rewards, prompt_id, traj_id, turn, *, min_std: float = FLAT_
     n = np.maximum(np.bincount(p_last, minlength=k), 1)  # trajectories per prompt
     mean = np.bincount(p_last, weights=r_last, minlength=k) / n
     var = np.bincount(p_last, weights=(r_last - mean[p_last]) ** 2, minlength=k) / n
-    return (np.sqrt(var) < min_std)[prompt]
+    return ~(np.sqrt(var) < min_std)[prompt]
 
 
-def after_success_mask(rewards, prompt_id, traj_id, turn) -> np.ndarray:
-    """Reject turns with reward <= 0 that follow an earlier turn of the same trajectory with reward > 0.
+def after_success_keep_mask(rewards, prompt_id, traj_id, turn) -> np.ndarray:
+    """Keep mask that drops turns with reward <= 0 following an earlier turn of the same trajectory with reward > 0.
 
-    The earlier success need not be the turn just before (success, fail, fail flags both failures), and a
-    later success is never flagged (success, fail, success flags only the middle turn). Turn indices only
+    The earlier success need not be the turn just before (success, fail, fail drops both failures), and a
+    later success is never dropped (success, fail, success drops only the middle turn). Turn indices only
     order the turns; gaps are allowed.
 
     Args:
@@ -81,8 +81,8 @@ def after_success_mask(rewards, prompt_id, traj_id, turn) -> np.ndarray:
         turn: shape (n,), integer turn index.
 
     Returns:
-        shape (n,) bool in the input row order; a trajectory's first turn is never flagged, nor is any turn of
-        a trajectory without a positive reward. An empty input gives an empty mask.
+        shape (n,) bool in the input row order, False for the dropped turns; a trajectory's first turn is never
+        dropped, nor is any turn of a trajectory without a positive reward. An empty input gives an empty mask.
 
     Raises:
         ValueError: bad shapes, non-finite rewards, duplicate rows.
@@ -96,5 +96,5 @@ def after_success_mask(rewards, prompt_id, traj_id, turn) -> np.ndarray:
     start_of_row = np.maximum.accumulate(np.where(starts, np.arange(len(r)), 0))
     earlier_success = before - before[start_of_row] > 0  # within the row's own trajectory
     out = np.empty(len(r), dtype=bool)
-    out[order] = earlier_success & (r_s <= 0)
+    out[order] = ~(earlier_success & (r_s <= 0))
     return out

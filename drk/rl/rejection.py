@@ -1,7 +1,8 @@
 """Rejection sampling of training samples: PRS (paper Eq. 9) and MRS (paper Eq. 6).
 
-Both return *keep* masks (True = the sample takes gradient). A rejected sample leaves the loss but its
-reward still counts in its group's baseline: pass ``mask=~keep`` to :func:`drk.rl.compute_advantages`.
+Both return *keep* masks (True = the sample takes gradient), drk.rl's one mask convention. A rejected sample
+leaves the loss but its reward still counts in its group's baseline: pass ``keep=keep`` to
+:func:`drk.rl.compute_advantages`.
 
 - PRS, profiling-based rejection: a correct turn is kept with probability ``clip((PR - tau) / s, 0, 1)``
   ("soft"), or iff ``PR >= tau`` ("hard"); incorrect turns are always kept, they are the negative signal.

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import platform
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drk.provenance import git_sha
+from drk.jsonl import append_jsonl
+from drk.provenance import write_provenance
 from drk.train.config import TINY, RLConfig
 
 
@@ -62,17 +62,14 @@ def write_scripted_solutions(problems: list, path: str | Path, *, turn: int = 1)
     With ``scripted_rollouts_per_prompt > 0`` these replays give an untrained (e.g. tiny random) model
     reward-bearing samples, so its first RL steps have a nonzero gradient.
     """
+    from drk.chat import fenced_reply
     from drk.problems import solution_source
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        for problem in problems:
-            source = solution_source(problem)
-            if source:
-                reply = f"Here is the Triton implementation.\n```python\n{source.rstrip()}\n```"
-                f.write(json.dumps({"problem": problem.name, "turn": turn, "reply": reply}) + "\n")
-    return path
+    path.unlink(missing_ok=True)
+    rows = [{"problem": problem.name, "turn": turn, "reply": fenced_reply(source)}
+            for problem in problems if (source := solution_source(problem))]
+    return append_jsonl(path, rows)
 
 
 def resolve_model(cfg: RLConfig) -> str:
@@ -111,8 +108,7 @@ def build_trainer(cfg: RLConfig, *, env=None, problems: list | None = None, call
     problems = problems if problems is not None else load_problems(cfg.problems)[: cfg.num_problems]
     model_id = resolve_model(cfg)
     tokenizer = load_tokenizer(model_id)
-    dtype = torch.bfloat16 if cfg.to_grpo_config().bf16 else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(model_id, dtype=dtype)
+    model = AutoModelForCausalLM.from_pretrained(model_id, dtype=getattr(torch, cfg.resolved_dtype()))
     env = env or make_env(device, workers=cfg.env_workers,
                           cache_dir=cfg.env_cache_dir or str(Path(cfg.out_dir) / "env_cache"),
                           eval_config=cfg.eval_config)
@@ -139,14 +135,7 @@ def train(cfg: RLConfig, *, env=None, problems: list | None = None, callbacks: l
 
 def write_run_metadata(path: Path, cfg: Any) -> None:
     """Save the resolved config with the git SHA and library versions next to an artifact."""
-    import torch
-    import transformers
-    import trl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"config": cfg.to_dict(), "git_sha": git_sha() or "unknown", "python": platform.python_version(),
-            "torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__}
-    path.write_text(json.dumps(meta, indent=2, default=str))
+    write_provenance(path, {"config": cfg.to_dict()})
 
 
 def _lora_config(cfg: RLConfig):

@@ -16,14 +16,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from drk.device import DEVICES, DTYPES, resolve_device, resolve_dtype
 from drk.gym.config import check_known_keys  # noqa: F401 - one helper for every config class (re-exported)
+from drk.rl import ESTIMATORS, LEVELS
 
-ESTIMATORS = ("trloo", "grpo", "grpo_std", "rloo")
 ROLLOUTS = ("hf", "vllm")
 VLLM_MODES = ("colocate", "server")
 PRS_MODES = ("off", "soft", "hard")
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")
-DEVICES = ("auto", "cpu", "cuda")
 TINY = "tiny"
 
 
@@ -122,9 +122,9 @@ class RLConfig:
         check_choice("prs", self.prs, PRS_MODES)
         check_choice("loss_type", self.loss_type, LOSS_TYPES)
         check_choice("device", self.device, DEVICES)
-        check_choice("dtype", self.dtype, ("auto", "float32", "bfloat16"))
+        check_choice("dtype", self.dtype, DTYPES)
         check_choice("prompt_format", self.prompt_format, ("auto", "chat", "plain"))
-        check_choice("advantage_level", self.advantage_level, ("turn", "trajectory"))
+        check_choice("advantage_level", self.advantage_level, LEVELS)
         check_choice("prs_on_missing", self.prs_on_missing, ("error", "keep", "reject"))
         self._check_ranges()
         self._check_batch()
@@ -191,12 +191,12 @@ class RLConfig:
         return self.trajectories_per_step // self.micro_batch_size
 
     def resolved_device(self) -> str:
-        """``cpu`` or ``cuda`` (``auto`` picks CUDA when available)."""
-        if self.device != "auto":
-            return self.device
-        import torch
+        """``cpu`` or ``cuda`` (``auto`` picks CUDA when available; :func:`drk.device.resolve_device`)."""
+        return resolve_device(self.device)
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+    def resolved_dtype(self) -> str:
+        """``float32`` or ``bfloat16`` (``auto``: bf16 on CUDA; :func:`drk.device.resolve_dtype`)."""
+        return resolve_dtype(self.dtype, self.resolved_device())
 
     def to_grpo_config(self):
         """The TRL ``GRPOConfig`` this run drives (pinned to trl 1.16).
@@ -208,7 +208,7 @@ class RLConfig:
         from trl import GRPOConfig
 
         on_cuda = self.resolved_device() == "cuda"
-        bf16 = self.dtype == "bfloat16" or (self.dtype == "auto" and on_cuda)
+        bf16 = self.resolved_dtype() == "bfloat16"
         return GRPOConfig(
             output_dir=str(Path(self.out_dir) / "trainer"),
             seed=self.seed,

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from drk.device import DEVICES, DTYPES, resolve_device, resolve_dtype
 from drk.train.config import TINY, check_choice, check_known_keys, load_config_file
 
 
@@ -44,8 +45,8 @@ class SFTRunConfig:
     logging_steps: int = 1
 
     def __post_init__(self) -> None:
-        check_choice("device", self.device, ("auto", "cpu", "cuda"))
-        check_choice("dtype", self.dtype, ("auto", "float32", "bfloat16"))
+        check_choice("device", self.device, DEVICES)
+        check_choice("dtype", self.dtype, DTYPES)
         if not self.data:
             raise ValueError("data: give the trajectories ({\"messages\": [...]} rows: JSONL, Parquet, a dataset "
                              "folder or hf:OWNER/NAME)")
@@ -128,9 +129,10 @@ def build_sft_trainer(cfg: SFTRunConfig):
     tokenizer.padding_side = "right"
     if not getattr(tokenizer, "chat_template", None):
         tokenizer.chat_template = PLAIN_CHAT_TEMPLATE
-    on_cuda = cfg.device == "cuda" or (cfg.device == "auto" and torch.cuda.is_available())
-    bf16 = cfg.dtype == "bfloat16" or (cfg.dtype == "auto" and on_cuda)
-    model = AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.bfloat16 if bf16 else torch.float32)
+    on_cuda = resolve_device(cfg.device) == "cuda"
+    dtype = resolve_dtype(cfg.dtype, cfg.device)
+    bf16 = dtype == "bfloat16"
+    model = AutoModelForCausalLM.from_pretrained(model_id, dtype=getattr(torch, dtype))
     args = SFTConfig(
         output_dir=str(Path(cfg.out_dir) / "trainer"), num_train_epochs=cfg.epochs, max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate, per_device_train_batch_size=cfg.micro_batch_size,

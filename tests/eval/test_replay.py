@@ -3,8 +3,9 @@ import json
 import pytest
 
 from drk.eval.policies import RequestMeta
-from drk.eval.replay import ReplayPolicy, decoy_source, solution_replies, solution_source
+from drk.eval.replay import ReplayPolicy, decoy_source, solution_replies
 from drk.gym import load_problems
+from drk.problems import solution_source
 
 
 def test_replay_looks_up_by_problem_sample_turn(tmp_path):

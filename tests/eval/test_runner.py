@@ -104,3 +104,37 @@ def test_records_round_trip_through_parquet(tmp_path, problems, fake_evaluator):
                               out_path=tmp_path / "r.jsonl")
     again = load_records(save_parquet(records, tmp_path / "r.parquet"))
     assert [r.to_dict() for r in again] == [r.to_dict() for r in records]
+
+
+def test_run_config_is_validated_and_saved_with_the_records(tmp_path, problems, fake_evaluator):
+    from drk.eval.runner import EvalRunConfig
+
+    config = EvalRunConfig(samples=1, turns=2, context="best_w", window=1, top_p=0.5,
+                           eval_config={"reference_mode": "compile"})
+    out = tmp_path / "r.jsonl"
+    records = evaluate_policy(ScriptedPolicy({(0, 1): "bad", (0, 2): "GOOD"}), problems[:1], config,
+                              evaluator=fake_evaluator, out_path=out)
+    assert [r.context for r in records] == ["best_w", "best_w"]
+    saved = json.loads(config_path(out).read_text())
+    assert (saved["context"], saved["window"], saved["top_p"]) == ("best_w", 1, 0.5)
+    assert saved["eval_config"]["reference_mode"] == "compile" and saved["problems"] == [problems[0].key]
+    assert {"git_sha", "drk_version", "torch"} <= set(saved)
+    with pytest.raises(ValueError, match="not both"):
+        evaluate_policy(ScriptedPolicy({}), problems, config, samples=2, evaluator=fake_evaluator)
+    with pytest.raises(ValueError, match="top_p"):
+        EvalRunConfig(top_p=0.0)
+
+
+def test_records_carry_every_result_field_but_the_left_out_ones(problems):
+    """EvalRecord is derived from EvalResult: a result field reaches the records without an edit in drk.eval."""
+    from dataclasses import fields
+
+    from drk.eval.records import EPISODE_FIELDS, LEFT_OUT_RESULT_FIELDS, EvalRecord
+    from drk.gym import EvalResult
+
+    record_fields = {f.name for f in fields(EvalRecord)}
+    result_fields = {f.name for f in fields(EvalResult)}
+    assert record_fields == (result_fields - LEFT_OUT_RESULT_FIELDS) | {name for name, _, _ in EPISODE_FIELDS}
+    result = EvalResult(status="runtime_error", problem="name", env_error=True, profile=[{"name": "k"}])
+    record = EvalRecord.from_result(result, problem=problems[0].key, level=1, sample=0, turn=1)
+    assert record.env_error and record.problem == problems[0].key and "profile" not in record.to_dict()

@@ -30,5 +30,5 @@ def training_log():
     frames = [tidy_training_log(_wide_log(rng, metrics), method=m, run=f"{m}-{r}")
               for m in ("trloo", "grpo", "no_hack_check") for r in range(2)]
     frames += [tidy_training_log(_wide_log(rng, ["gym/fast@1.2/turn3", "gym/profiling_ratio"]), method=m)
-               for m in ("prs_soft", "prs_hard", "no_prs")]
+               for m in ("prs_soft", "prs_hard", "pr")]
     return pd.concat(frames, ignore_index=True)

@@ -2,7 +2,16 @@ import json
 
 import pandas as pd
 
-from drk.figures.build import load_training_log, make_all, make_fig6, make_tables, make_training_figures
+from drk.figures.build import (
+    load_training_log,
+    make_all,
+    make_fig2_left,
+    make_fig6,
+    make_fig10,
+    make_mini_summary,
+    make_tables,
+    make_training_figures,
+)
 from drk.figures.style import save_figure
 from drk.figures.training import plot_metric_vs_step
 
@@ -52,3 +61,8 @@ def test_make_all_with_our_results(tmp_path, training_log):
     assert "| ours | my-model | 100.0 | 100.0 | 0.0 | 0.0 | – |" in md
     assert "Fast@1.2" in (tmp_path / "figs" / "fig6_stts.txt").read_text()
     assert "my-model" not in (tmp_path / "figs" / "table2_fast_p_torch_compile.md").read_text()
+    make_fig10(out, ours), make_fig2_left(out, ours), make_mini_summary(out, ours)
+    assert "profiling_cases.csv" in (out / "fig10_profiling_examples.txt").read_text()
+    for written in out.iterdir():  # captions and table headers name our data without this machine's paths
+        if written.suffix in (".txt", ".md", ".tex"):
+            assert str(tmp_path) not in written.read_text(), written.name

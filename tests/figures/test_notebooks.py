@@ -16,9 +16,7 @@ def test_notebook_structure(name):
     assert nb["metadata"]["kernelspec"] == {"name": "python3", "display_name": "Python 3", "language": "python"}
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert "parameters" in code[0]["metadata"].get("tags", [])
-    params = "".join(code[0]["source"])
-    for name_ in ("out_dir", "quick", "device"):  # drk.reproduce passes these to every notebook
-        assert re.search(rf"^{name_} = ", params, re.M)
+    assert re.search(r"^out_dir = ", "".join(code[0]["source"]), re.M)  # every notebook writes somewhere
     assert any(c["cell_type"] == "markdown" for c in nb["cells"])
     for cell in code:
         source = "".join(cell["source"])

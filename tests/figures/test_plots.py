@@ -109,7 +109,7 @@ def test_training_panels_keep_layout_when_metrics_are_missing(training_log):
 def test_prs_ablation_shows_three_variants(training_log):
     fig, axes = plot_prs_ablation(training_log)
     assert len(axes) == 2 and all(len(ax.get_lines()) == 3 for ax in axes)
-    assert _legend(axes[0]) == ["prs_soft", "prs_hard", "no_prs"]
+    assert _legend(axes[0]) == ["prs_soft", "prs_hard", "pr"]
 
 
 def test_hacking_ratio_and_schema_validation(training_log):

@@ -126,3 +126,18 @@ def test_a_failing_run_is_counted_and_loses_no_other_work(tmp_path):
     failed = run_variants(cfg, ["trloo"], [0], 1, save_config(cfg, tmp_path / "config.json"))
     assert failed == 1
     assert "checkpoint-final" in (tmp_path / "runs" / "rl" / "trloo" / "seed0.log").read_text()
+
+
+def test_config_is_validated_and_the_committed_one_loads():
+    from drk.reproduce import MINI_RESULTS
+    from drk.train.config import load_config_file
+
+    committed = MiniConfig.from_dict(load_config_file(f"{MINI_RESULTS}/config.json"))  # written before the new fields
+    assert committed.max_context_tokens == 4096 and committed.timeout_s == 120 and committed.heldout_top_p == 0.95
+    assert committed.micro_batch_size == 8 and committed.dtype == "float32"
+    assert replace(committed, prompts_per_step=3).micro_batch_size == 4  # gcd(8, 3 x 4)
+    for bad, match in [({"device": "tpu"}, "device"), ({"rl_steps": 0}, "rl_steps"), ({"heldout_top_p": 2.0}, "top_p"),
+                       ({"mix": {"clever": 1.0}}, "unknown kinds"), ({"max_reply_tokens": 8192}, "max_context"),
+                       ({"heldout_problems": (RELU,)}, "overlap")]:
+        with pytest.raises(ValueError, match=match):
+            MiniConfig(**bad)

@@ -93,11 +93,11 @@ def test_groups_are_per_prompt_and_string_ids_work():
     np.testing.assert_allclose(compute_advantages(r, p, tr, [1] * 4), [1, -1, 2, -2])
 
 
-def test_mask_zeroes_rows_but_keeps_baseline():
+def test_keep_zeroes_rows_but_keeps_baseline():
     r = [1.0, 0.0, 0.0, 1.0]
-    out = one_group(r, estimator="trloo", mask=[True, False, False, False])
+    out = one_group(r, estimator="trloo", keep=[False, True, True, True])
     np.testing.assert_allclose(out, [0, -2 / 3, -2 / 3, 2 / 3])
-    out = one_group(r, estimator="grpo", mask=np.array([0, 0, 1, 0]))
+    out = one_group(r, estimator="grpo", keep=np.array([1, 1, 0, 1]))
     np.testing.assert_allclose(out, [0.5, -0.5, 0, 0.5])
 
 
@@ -125,7 +125,7 @@ def test_empty_input():
         (dict(estimator="ppo"), "trloo"),
         (dict(level="episode"), "trajectory"),
         (dict(gamma=1.5), "gamma"),
-        (dict(mask=[True]), "mask"),
+        (dict(keep=[True]), "keep"),
         (dict(prompt_id=[0]), "1-D of one length"),
         (dict(turn=[0.5, 1.0]), "integers"),
     ],
@@ -198,10 +198,10 @@ def test_advantages_sum_to_zero_per_group(batch, estimator):
 
 @settings(max_examples=60, deadline=None)
 @given(batches(), st.sampled_from(ESTIMATORS), st.sampled_from(["turn", "trajectory"]))
-def test_mask_never_changes_baselines(batch, estimator, level):
-    r, p, tr, t, mask, gamma = batch
+def test_rejection_never_changes_baselines(batch, estimator, level):
+    r, p, tr, t, mask, gamma = batch  # mask: the rejected rows
     full = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, level=level)
-    masked = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, level=level, mask=mask)
+    masked = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, level=level, keep=~mask)
     np.testing.assert_array_equal(masked[mask], 0.0)
     np.testing.assert_allclose(masked[~mask], full[~mask])
 
@@ -212,9 +212,9 @@ def test_row_order_does_not_matter(batch, estimator, rnd):
     r, p, tr, t, mask, gamma = batch
     perm = np.arange(len(r))
     rnd.shuffle(perm)
-    base = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, mask=mask)
+    base = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, keep=~mask)
     shuf = compute_advantages(
-        r[perm], p[perm], tr[perm], t[perm], estimator=estimator, gamma=gamma, mask=mask[perm]
+        r[perm], p[perm], tr[perm], t[perm], estimator=estimator, gamma=gamma, keep=~mask[perm]
     )
     np.testing.assert_allclose(shuf, base[perm], atol=1e-12)
 

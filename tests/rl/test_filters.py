@@ -1,14 +1,28 @@
-"""The authors' loss filters (flat groups, failures after a success): hand cases, edges, hypothesis invariants."""
+"""The authors' loss filters (flat groups, failures after a success): hand cases, edges, hypothesis invariants.
+
+Both return keep masks (True = takes gradient); the hand cases below list the rows each *drops*.
+"""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drk.rl import ESTIMATORS, after_success_mask, compute_advantages, flat_group_mask
+from drk.rl import ESTIMATORS, after_success_keep_mask, compute_advantages, flat_group_keep_mask
 from tests.rl.test_advantages import batches
 
-# ---------------------------------------------------------------- flat_group_mask: hand-computed cases
+
+def dropped_flat(*args, **kwargs):
+    """The rows :func:`flat_group_keep_mask` drops."""
+    return ~flat_group_keep_mask(*args, **kwargs)
+
+
+def dropped_after(*args):
+    """The rows :func:`after_success_keep_mask` drops."""
+    return ~after_success_keep_mask(*args)
+
+
+# ---------------------------------------------------------------- flat_group_keep_mask: hand-computed cases
 
 
 def test_flat_group_uses_each_trajectorys_own_last_turn():
@@ -20,16 +34,16 @@ def test_flat_group_uses_each_trajectorys_own_last_turn():
     p = [0, 0, 0, 1, 1, 1, 1, 2]
     tr = [0, 0, 1, 0, 0, 1, 1, 0]
     t = [1, 2, 1, 1, 2, 1, 2, 1]
-    np.testing.assert_array_equal(flat_group_mask(r, p, tr, t), [1, 1, 1, 0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(dropped_flat(r, p, tr, t), [1, 1, 1, 0, 0, 0, 0, 1])
 
 
 def test_flat_group_threshold():
     last = [0.5, 0.5 + 2e-3]  # population std 1e-3: not below 1e-3
-    assert not flat_group_mask(last, [0, 0], [0, 1], [1, 1]).any()
-    assert flat_group_mask(last, [0, 0], [0, 1], [1, 1], min_std=1.1e-3).all()
-    assert flat_group_mask([0.5, 0.5 + 1e-4], [0, 0], [0, 1], [1, 1]).all()
+    assert not dropped_flat(last, [0, 0], [0, 1], [1, 1]).any()
+    assert dropped_flat(last, [0, 0], [0, 1], [1, 1], min_std=1.1e-3).all()
+    assert dropped_flat([0.5, 0.5 + 1e-4], [0, 0], [0, 1], [1, 1]).all()
     # identical non-zero rewards that are not exactly representable still count as flat
-    assert flat_group_mask([0.1 * 3] * 16, [0] * 16, range(16), [1] * 16).all()
+    assert dropped_flat([0.1 * 3] * 16, [0] * 16, range(16), [1] * 16).all()
 
 
 def test_flat_group_drop_equals_removing_the_prompt():
@@ -39,15 +53,15 @@ def test_flat_group_drop_equals_removing_the_prompt():
     p = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     tr = np.array([0, 0, 1, 1, 0, 0, 1, 1])
     t = np.array([1, 2, 1, 2, 1, 2, 1, 2])
-    flat = flat_group_mask(r, p, tr, t)
+    flat = dropped_flat(r, p, tr, t)
     np.testing.assert_array_equal(flat, [0, 0, 0, 0, 1, 1, 1, 1])
-    adv = compute_advantages(r, p, tr, t, mask=flat)
+    adv = compute_advantages(r, p, tr, t, keep=~flat)
     alone = compute_advantages(r[:4], p[:4], tr[:4], t[:4])
     assert np.abs(alone).max() > 0
     np.testing.assert_allclose(adv, np.r_[alone, np.zeros(4)])
 
 
-# ---------------------------------------------------------------- after_success_mask: hand-computed cases
+# ---------------------------------------------------------------- after_success_keep_mask: hand-computed cases
 
 
 def test_after_success_hand_cases():
@@ -59,35 +73,35 @@ def test_after_success_hand_cases():
         (4, 1, 1.0, False),  # a lone success
     ]
     tr, t, r, expected = (list(c) for c in zip(*rows, strict=True))
-    np.testing.assert_array_equal(after_success_mask(r, [7] * len(r), tr, t), expected)
+    np.testing.assert_array_equal(dropped_after(r, [7] * len(r), tr, t), expected)
 
 
 def test_after_success_is_per_trajectory_and_per_prompt():
     # the same traj_id under two prompts names two trajectories: prompt "b"'s success does not reach "a"
     r, p, tr, t = [1.0, 0.0, 0.0, 0.0], ["b", "b", "a", "a"], [0, 0, 0, 0], [1, 2, 1, 2]
-    np.testing.assert_array_equal(after_success_mask(r, p, tr, t), [False, True, False, False])
+    np.testing.assert_array_equal(dropped_after(r, p, tr, t), [False, True, False, False])
 
 
 def test_combined_mask_with_compute_advantages():
     # one prompt, traj 0: R = 1, 0 (its turn 2 is masked), traj 1: R = 0, 0; last-turn rewards 0, 0 are flat
     r, p, tr, t = [1.0, 0.0, 0.0, 0.0], [0] * 4, [0, 0, 1, 1], [1, 2, 1, 2]
-    after = after_success_mask(r, p, tr, t)
+    after = dropped_after(r, p, tr, t)
     np.testing.assert_array_equal(after, [False, True, False, False])
     # turn 1 group: G = 1, 0 -> TRLOO +1, -1; the masked turn-2 row still counts in its group's baseline
-    np.testing.assert_allclose(compute_advantages(r, p, tr, t, mask=after), [1, 0, -1, 0])
-    assert flat_group_mask(r, p, tr, t).all()
+    np.testing.assert_allclose(compute_advantages(r, p, tr, t, keep=~after), [1, 0, -1, 0])
+    assert dropped_flat(r, p, tr, t).all()
 
 
 # ---------------------------------------------------------------- edges and errors
 
 
-@pytest.mark.parametrize("fn", [flat_group_mask, after_success_mask])
+@pytest.mark.parametrize("fn", [flat_group_keep_mask, after_success_keep_mask])
 def test_empty_input(fn):
     out = fn([], [], [], [])
     assert out.shape == (0,) and out.dtype == bool
 
 
-@pytest.mark.parametrize("fn", [flat_group_mask, after_success_mask])
+@pytest.mark.parametrize("fn", [flat_group_keep_mask, after_success_keep_mask])
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -105,7 +119,7 @@ def test_errors_say_what_is_wrong(fn, kwargs, match):
 @pytest.mark.parametrize("min_std", [0.0, -1.0, np.nan, np.inf])
 def test_min_std_must_be_positive(min_std):
     with pytest.raises(ValueError, match="min_std"):
-        flat_group_mask([1.0], [0], [0], [0], min_std=min_std)
+        flat_group_keep_mask([1.0], [0], [0], [0], min_std=min_std)
 
 
 # ---------------------------------------------------------------- hypothesis invariants
@@ -133,8 +147,8 @@ def reference_after(r, p, tr, t):
 def test_masks_match_their_definitions(batch):
     r, p, tr, t, _, _ = batch
     r = np.round(r)  # ties are common, so flat prompts occur
-    np.testing.assert_array_equal(flat_group_mask(r, p, tr, t), reference_flat(r, p, tr, t))
-    np.testing.assert_array_equal(after_success_mask(r, p, tr, t), reference_after(r, p, tr, t))
+    np.testing.assert_array_equal(dropped_flat(r, p, tr, t), reference_flat(r, p, tr, t))
+    np.testing.assert_array_equal(dropped_after(r, p, tr, t), reference_after(r, p, tr, t))
 
 
 @settings(max_examples=60, deadline=None)
@@ -144,7 +158,7 @@ def test_row_order_does_not_matter(batch, rnd):
     r = np.round(r)
     perm = np.arange(len(r))
     rnd.shuffle(perm)
-    for fn in (flat_group_mask, after_success_mask):
+    for fn in (flat_group_keep_mask, after_success_keep_mask):
         np.testing.assert_array_equal(fn(r[perm], p[perm], tr[perm], t[perm]), fn(r, p, tr, t)[perm])
 
 
@@ -153,9 +167,10 @@ def test_row_order_does_not_matter(batch, rnd):
 def test_combined_mask_zeroes_exactly_the_flagged_rows(batch, estimator):
     r, p, tr, t, mask, gamma = batch
     r = np.round(r)
-    reject = mask | flat_group_mask(r, p, tr, t) | after_success_mask(r, p, tr, t)
+    keep = ~mask & flat_group_keep_mask(r, p, tr, t) & after_success_keep_mask(r, p, tr, t)
+    reject = ~keep
     full = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma)
-    out = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, mask=reject)
+    out = compute_advantages(r, p, tr, t, estimator=estimator, gamma=gamma, keep=keep)
     np.testing.assert_array_equal(out[reject], 0.0)
     np.testing.assert_allclose(out[~reject], full[~reject])
 
@@ -165,8 +180,8 @@ def test_combined_mask_zeroes_exactly_the_flagged_rows(batch, estimator):
 def test_dropping_flat_groups_equals_removing_them(batch, estimator, level):
     r, p, tr, t, _, gamma = batch
     r = np.round(r)
-    flat = flat_group_mask(r, p, tr, t)
+    flat = dropped_flat(r, p, tr, t)
     kw = dict(estimator=estimator, gamma=gamma, level=level)
-    out = compute_advantages(r, p, tr, t, mask=flat, **kw)
+    out = compute_advantages(r, p, tr, t, keep=~flat, **kw)
     kept = ~flat
     np.testing.assert_allclose(out[kept], compute_advantages(r[kept], p[kept], tr[kept], t[kept], **kw))

@@ -54,11 +54,11 @@ def test_prs_config_validates(kwargs, match):
 
 
 def test_prs_rejected_turns_keep_their_baseline():
-    # the documented hand-off: PRS keep mask -> compute_advantages(mask=~keep)
+    # the documented hand-off: PRS keep mask -> compute_advantages(keep=keep)
     rewards = np.array([2.0, 0.0, 2.5, 0.0])
     keep = prs_keep_mask([True, False, True, False], [0.1, None, 0.9, None])  # first correct turn is lazy
     np.testing.assert_array_equal(keep, [False, True, True, True])
-    adv = compute_advantages(rewards, [0] * 4, [0, 1, 2, 3], [1] * 4, mask=~keep)
+    adv = compute_advantages(rewards, [0] * 4, [0, 1, 2, 3], [1] * 4, keep=keep)
     full = compute_advantages(rewards, [0] * 4, [0, 1, 2, 3], [1] * 4)
     np.testing.assert_allclose(adv, np.where(keep, full, 0.0))
 

@@ -2,8 +2,8 @@
 
 import json
 
+from drk.jsonl import read_jsonl
 from drk.train.cli import main_sft, main_train
-from drk.train.logs import read_jsonl
 from tests.train.test_sft import write_trajectories
 
 

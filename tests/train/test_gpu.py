@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
+from drk.jsonl import read_jsonl
 from drk.train.api import build_trainer
-from drk.train.logs import read_jsonl
 from tests.train.conftest import tiny_config
 
 pytestmark = pytest.mark.gpu

@@ -4,17 +4,15 @@ A random tiny model never writes a working kernel, so one rollout per group repl
 solution at turn 1 (a scripted rollout): that sample earns reward 1 and makes the gradient nonzero.
 """
 
-import doctest
 import json
 
 import numpy as np
 import pytest
 import torch
 
-import drk.train.trainer
-from drk.rl import after_success_mask, compute_advantages, flat_group_mask
+from drk.jsonl import read_jsonl
+from drk.rl import after_success_keep_mask, compute_advantages, flat_group_keep_mask
 from drk.train.api import build_trainer
-from drk.train.logs import read_jsonl
 from tests.train.conftest import tiny_config
 
 
@@ -26,7 +24,7 @@ def spy_on(trainer):
     def batch_spy(inputs):
         out = make_batch(inputs)
         batches.append({k: v.detach().clone() for k, v in out.items() if torch.is_tensor(v)})
-        batches[-1]["trajectories"] = trainer.drk_last_batch["trajectories"]
+        batches[-1]["trajectories"] = trainer.drk_last_batch.trajectories
         return out
 
     def loss_spy(model, inputs):
@@ -43,11 +41,10 @@ def sample_ids(records):
             [r["turn"] for r in records])
 
 
-def expected_advantages(records, estimator, reject=None):
-    """drk.rl's advantages recomputed from the logged samples (rewards, ids, keep flags, extra ``reject`` rows)."""
-    keep = np.array([r["keep_prs"] and r["keep_mrs"] for r in records])
-    mask = ~keep if reject is None else ~keep | reject
-    return compute_advantages(*sample_ids(records), estimator=estimator, mask=mask)
+def expected_advantages(records, estimator, keep=None):
+    """drk.rl's advantages recomputed from the logged samples (rewards, ids, PRS/MRS keep flags, and ``keep``)."""
+    kept = np.array([r["keep_prs"] and r["keep_mrs"] for r in records])
+    return compute_advantages(*sample_ids(records), estimator=estimator, keep=kept if keep is None else kept & keep)
 
 
 @pytest.mark.parametrize("estimator, lora", [("trloo", True), ("grpo", False)], ids=["trloo-lora", "grpo-full"])
@@ -113,19 +110,19 @@ def test_authors_filters_end_to_end(tmp_path, tiny_model_dir, scripted_file, rel
 
     records = read_jsonl(tmp_path / "run" / "episodes.jsonl")
     assert len(records) == 2 * 2 * 3
-    flat, after = flat_group_mask(*sample_ids(records)), after_success_mask(*sample_ids(records))
-    np.testing.assert_array_equal(flat, [r["problem"] != relu_problem.name for r in records])
-    assert [(r["problem"], r["scripted"], r["turn"]) for r, a in zip(records, after) if a] == [
+    flat, after = flat_group_keep_mask(*sample_ids(records)), after_success_keep_mask(*sample_ids(records))
+    np.testing.assert_array_equal(flat, [r["problem"] == relu_problem.name for r in records])
+    assert [(r["problem"], r["scripted"], r["turn"]) for r, a in zip(records, after) if not a] == [
         (relu_problem.name, True, 2)]
-    flagged = trainer.drk_last_batch["flagged"]
-    np.testing.assert_array_equal(flagged["flat_group"], flat)
-    np.testing.assert_array_equal(flagged["after_success"], after)
+    keep_filters = trainer.drk_last_batch.keep_filters
+    np.testing.assert_array_equal(keep_filters["flat_group"], flat)
+    np.testing.assert_array_equal(keep_filters["after_success"], after)
 
-    expected = expected_advantages(records, "trloo", reject=flat | after)
+    expected = expected_advantages(records, "trloo", keep=flat & after)
     assert np.allclose([r["advantage"] for r in records], expected)
     assert np.abs(expected).max() > 0  # the kept ReLU samples still carry a learning signal
     batch, trajs = batches[0], batches[0]["trajectories"]
-    for r, a, dropped in zip(records, expected, flat | after, strict=True):
+    for r, a, dropped in zip(records, expected, ~(flat & after), strict=True):
         turn = trajs[r["sample"]].turns[r["turn"] - 1]
         assert torch.allclose(batch["advantages"][r["sample"], turn.start:turn.end], torch.tensor(float(a)))
         assert torch.all(batch["tool_mask"][r["sample"], turn.start:turn.end] == float(not dropped))
@@ -149,10 +146,6 @@ def _check_loss_saw_the_batches(batches, loss_inputs):
             assert torch.equal(b["tool_mask"][i], inp["tool_mask"][j])
 
 
-def test_reward_function_doctest():
-    assert doctest.testmod(drk.train.trainer).failed == 0
-
-
 def test_environment_failures_get_no_gradient(tmp_path, tiny_model_dir, scripted_file):
     """Samples the environment could not judge (env_error, e.g. a GPU OOM in the reference) leave the loss."""
     from drk.gym import EvalResult
@@ -170,7 +163,7 @@ def test_environment_failures_get_no_gradient(tmp_path, tiny_model_dir, scripted
 
     trainer = build_trainer(tiny_config(tmp_path, tiny_model_dir, scripted_file, steps=1), env=flaky_env)
     trainer.train()
-    table, keep = trainer.drk_last_batch["table"], trainer.drk_last_batch["keep"]
+    table, keep = trainer.drk_last_batch.table, trainer.drk_last_batch.keep
     assert table["env_error"].sum() == 1 and not keep[table["env_error"]].any()
     step = [row for row in read_jsonl(tmp_path / "run" / "log.jsonl") if "loss" in row][-1]
     assert step["gym/env_error_rate"] == pytest.approx(1 / len(table["env_error"]))

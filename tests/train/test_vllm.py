@@ -13,8 +13,8 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 pytest.importorskip("vllm")
 
+from drk.jsonl import read_jsonl  # noqa: E402
 from drk.train.api import build_trainer  # noqa: E402
-from drk.train.logs import read_jsonl  # noqa: E402
 from tests.train.conftest import tiny_config  # noqa: E402
 from tests.train.test_trainer import expected_advantages, spy_on  # noqa: E402
 
