@@ -1,0 +1,71 @@
+"""Build the mini2 verdict table: every (problem, canonical program) judged once through drk.gym (issue 12, item 4).
+
+    # on a GPU host (all visible GPUs, 4 evaluations per GPU): 838 evaluations, ~21 min on one H200
+    python benchmarks/mini2_verdicts.py --device cuda --cache-dir runs/mini2/cache
+    # the same in three device calls of ~7 minutes each (1.5 s per evaluation measured), then merged:
+    python benchmarks/mini2_verdicts.py --device cuda --problems 0-12 --out runs/mini2/part1.csv    # 279
+    python benchmarks/mini2_verdicts.py --device cuda --problems 13-25 --out runs/mini2/part2.csv   # 295
+    python benchmarks/mini2_verdicts.py --device cuda --problems 26-37 --out runs/mini2/part3.csv   # 264
+    python benchmarks/mini2_verdicts.py --merge runs/mini2/part1.csv runs/mini2/part2.csv runs/mini2/part3.csv
+    # a quick CPU check (Triton interpreter, no sandbox here without bubblewrap):
+    python benchmarks/mini2_verdicts.py --device cpu --limit 6 --problems 0 --isolation process --out /tmp/v.csv
+
+The sandbox needs bubblewrap (absent from the device image: carry its .deb, see benchmarks/gpu_all.sh). With 4
+evaluations per GPU, 2 of 279 honest rows were judged ``hacked: timing_mismatch`` on 2026-12-01 (drk's timing
+slack, not the program): rows whose only reason is ``timing_mismatch`` are worth re-measuring.
+
+Writes ``--out`` (CSV, one row per pair) and its ``.json`` sidecar (GPU, date, git sha, versions, EvalConfig).
+With ``--cache-dir``, an interrupted build resumes from drk's content-addressed result cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
+    parser.add_argument("--out", default="results/mini2/verdicts.csv")
+    parser.add_argument("--problems", default=None,
+                        help="all (default), train, heldout, or comma-separated task indices/names")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N (problem, program) pairs")
+    parser.add_argument("--workers", type=int, default=None, help="concurrent evaluations (default: drk.gym.Pool's)")
+    parser.add_argument("--cache-dir", default=None, help="drk result cache (resume an interrupted build)")
+    parser.add_argument("--isolation", default="auto", choices=("auto", "uid", "namespace", "process"))
+    parser.add_argument("--timeout", type=float, default=180.0, help="EvalConfig.timeout_s")
+    parser.add_argument("--count", action="store_true", help="only print how many evaluations a build needs")
+    parser.add_argument("--merge", nargs="+", default=None, metavar="CSV",
+                        help="merge tables built in parts into --out (no evaluation)")
+    args = parser.parse_args(argv)
+
+    if args.device == "cpu":
+        os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
+    from drk.gym import EvalConfig
+    from drk.mini2.verdicts import load_verdicts, merge_tables, run_build, select_tasks, summary, table_pairs
+
+    if args.merge:
+        path = merge_tables(args.merge, args.out)
+        print(f"wrote {path} ({len(load_verdicts(path))} rows; sources match this checkout)")
+        return 0
+    if args.count:
+        pairs = table_pairs(select_tasks(args.problems), args.limit)
+        print(f"{len(pairs)} evaluations over {len({t.name for t, _ in pairs})} problems")
+        return 0
+    config = EvalConfig(isolation=args.isolation, timeout_s=args.timeout)
+    path, verdicts = run_build(device=args.device, out=args.out, problems=args.problems, limit=args.limit,
+                               workers=args.workers, cache_dir=args.cache_dir, config=config)
+    print(json.dumps(summary(verdicts), indent=1, sort_keys=True))
+    env = sum(v.env_error for v in verdicts)
+    print(f"wrote {path} ({len(verdicts)} rows, {env} environment errors)")
+    return 1 if env else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
