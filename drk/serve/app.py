@@ -25,7 +25,7 @@ from drk.serve.engine import Engine
 from drk.serve.guard import Guard
 from drk.serve.kernelgym import FINISHED_STATES, eval_config_for, ignored_fields, task_digest, task_response
 from drk.serve.models import BatchRequest, BatchResponse, EvalTask, TaskResponse
-from drk.serve.settings import ServeSettings
+from drk.serve.settings import ServeSettings, reference_key
 from drk.serve.store import NewTask, QueueFull, TaskConflict, TaskRow, TaskStore
 
 _PENDING_NOTE = {202: {"description": "accepted, not finished yet: poll GET /results/{task_id}"}}
@@ -77,6 +77,10 @@ class Service:
             if size > limit:
                 raise HTTPException(413, f"{where}.{name} is {size} characters; the limit is {limit} "
                                          "(--max-code-chars)")
+        allowed = self.settings.allowed_references
+        if allowed is not None and reference_key(task.reference_code) not in allowed:
+            raise HTTPException(403, f"{where}.reference_code is not one of this server's problems (--problems): "
+                                     "references run as trusted code, so this server judges known problems only")
         payload = task.payload()
         try:
             eval_config_for(payload, self.settings.config)

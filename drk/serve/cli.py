@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--wait-s", type=float, default=600.0,
                         help="how long POST /evaluate waits for a verdict before answering 202")
     parser.add_argument("--cache-dir", default=None, help="Pool result cache (default: none)")
+    parser.add_argument("--problems", default=None,
+                        help="accept only these references (anything drk.gym.load_problems takes, e.g. drk:all or a "
+                             "KernelBench folder): a reference runs as trusted code, so a shared server should set it")
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     return parser
 
@@ -51,8 +54,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"drk serve: {exc}", file=sys.stderr)
         return 2
+    allowed = None
+    if args.problems:
+        from drk.gym import load_problems
+        from drk.serve.settings import reference_key
+
+        try:
+            allowed = frozenset(reference_key(p.source) for p in load_problems(args.problems))
+        except (OSError, ValueError) as exc:
+            print(f"drk serve: --problems {args.problems!r}: {exc}", file=sys.stderr)
+            return 2
     try:
-        settings = ServeSettings(token=token, device=args.device, db=args.db, workers=args.workers,
+        settings = ServeSettings(token=token, allowed_references=allowed, device=args.device, db=args.db, workers=args.workers,
                                  max_queue=args.max_queue, max_body_bytes=int(args.max_body_mb * 2**20),
                                  max_code_chars=args.max_code_chars, wait_s=args.wait_s, cache_dir=args.cache_dir)
     except ValueError as exc:

@@ -35,6 +35,9 @@ class ServeSettings:
     cache_dir: str | None = None
     #: The evaluation settings requests start from (a request may change all but the server-only keys).
     config: EvalConfig = field(default_factory=EvalConfig)
+    #: When set, the only references accepted (:func:`reference_key` of each problem's source): a reference runs
+    #: as trusted code outside the sandbox, so a server whose token may leak should judge known problems only.
+    allowed_references: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not self.token or len(self.token) < 8:
@@ -45,3 +48,12 @@ class ServeSettings:
             raise ValueError("max_queue and max_code_chars must be >= 1, max_body_bytes >= 1024")
         if self.wait_s < 0:
             raise ValueError(f"wait_s must be >= 0, got {self.wait_s}")
+
+
+def reference_key(source: str) -> str:
+    """A reference's identity for the allow-list: the SHA-256 of its source with line endings and trailing space of
+    each line normalised (a client may send the same file with other line endings)."""
+    import hashlib
+
+    text = "\n".join(line.rstrip() for line in source.replace("\r\n", "\n").split("\n")).strip()
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -180,3 +180,16 @@ def test_load_nothing_lost_or_duplicated(server):
     with sqlite3.connect(server.db) as db:
         rows = db.execute("SELECT COUNT(*), COUNT(DISTINCT task_id) FROM tasks WHERE task_id LIKE 'load-%'").fetchone()
     assert rows == (180, 180)
+
+
+def test_problem_allow_list_refuses_other_references(make_server):
+    from drk.examples import EXAMPLES_ROOT
+
+    srv = make_server("--problems", str(EXAMPLES_ROOT / "relu2" / "problem.py"))
+    with srv.client() as http:
+        known = http.post("/evaluate", json=task(kernel=SYNTAX_ERROR))
+        assert known.status_code == 200 and strict(known)["status"] == "completed"
+        crlf = http.post("/evaluate", json=task(reference_code=REFERENCE.replace("\n", "\r\n")))
+        assert crlf.status_code == 200  # the same file with other line endings is the same reference
+        other = http.post("/evaluate", json=task(reference_code=REFERENCE + "\nimport os\nos.system('true')\n"))
+        assert other.status_code == 403 and "--problems" in other.json()["detail"]
