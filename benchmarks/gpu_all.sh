@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every GPU measurement of the environment, in two device calls of <= 10 minutes on one H200; logs under ${OUT:-out/gpu}.
+# Every GPU measurement of the environment, in device calls of <= 10 minutes each on one H200; logs under ${OUT:-out/gpu}.
+#   bash benchmarks/gpu_all.sh cv       timing noise (speedup CV over repeated evaluations), with and without spare
+#                                       runners and the profiler warmed in them
 #   bash benchmarks/gpu_all.sh checks   the candidate sandbox, every example verdict (attacks, legitimate patterns),
-#                                       the GPU tests of drk.gym, timing noise (CV) and throughput
+#                                       the GPU tests of drk.gym, throughput (sequential, Pool) and cache hits
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
 #                                       evaluations/min and seconds per stage
 #   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
@@ -17,18 +19,25 @@ fi
 bash scripts/sandbox_permissions.sh python3
 python3 -c "from drk.gym.isolation import _probe; print('sandbox probe:', {l: _probe(l) or 'works' for l in ('uid', 'namespace')})" 2>&1 | tee "$OUT/sandbox.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
-if [[ $PART == checks ]]; then
+case $PART in
+cv)  # the CV with runners started ahead measured 4-10 % (one evaluation in five off by ~20 %): which of a spare
+     # starting during an evaluation, or the profiler warmed in every runner, moves timings?
+  for variant in "--spares 0" "--spares 1"; do
+    for warm in 1 0; do
+      DRK_WARM_PROFILER=$warm timeout 100 python3 benchmarks/gym_timing.py --spread relu2 matmul --policies drk \
+        --repeats 5 --batch 0 $variant > "$OUT/cv_${variant// /}_warm$warm.log" 2>&1
+      echo "$variant warm_profiler=$warm:"; grep -E '^(relu2|matmul)' "$OUT/cv_${variant// /}_warm$warm.log"
+    done
+  done ;;
+checks)
   timeout 150 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
-  grep -E "^BAD|NOT REP|pairs|stage" "$OUT/examples.log" | tail -8
+  grep -E "^BAD|NOT REP|pairs" "$OUT/examples.log" | tail -8
   timeout 150 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
     > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed|Error" "$OUT/gpu_tests.log" | tail -12
-  timeout 200 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 5 --batch 32 --workers 8 \
-    --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1; echo "bench exit $?"; grep -vi warn "$OUT/bench.log" | tail -9
-  # the profiler warmed in every runner must not move timings: the same CV run without it
-  DRK_WARM_PROFILER=0 timeout 60 python3 benchmarks/gym_timing.py --spread relu2 --repeats 5 --batch 0 \
-    --out "$OUT/bench_nowarm.json" > "$OUT/bench_nowarm.log" 2>&1; echo "bench (profiler not warmed) exit $?"
-  grep -vi warn "$OUT/bench_nowarm.log" | grep -E "relu2"
-else
+  timeout 200 python3 benchmarks/gym_timing.py --spread --batch 32 --workers 8 --out "$OUT/bench.json" \
+    > "$OUT/bench.log" 2>&1; echo "throughput exit $?"; grep -vi warn "$OUT/bench.log" | tail -4 ;;
+suite)
   timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
-    > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log"
-fi
+    > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
+*) echo "usage: bash benchmarks/gpu_all.sh cv|checks|suite" >&2; exit 2 ;;
+esac

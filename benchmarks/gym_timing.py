@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -87,8 +88,15 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--spread", nargs="*", default=["relu2", "matmul"], help="examples for the CV part")
     parser.add_argument("--policies", nargs="+", default=["drk", "authors"], choices=["drk", "authors"])
+    parser.add_argument("--spares", type=int, default=None,
+                        help="runners started ahead (drk.gym.warm; default 1): 0 tells whether a spare starting "
+                             "during an evaluation moves its timings")
     args = parser.parse_args()
-    report = {"clocks_before": gpu_clocks(), "spread": [], "throughput": None}
+    if args.spares is not None:
+        from drk.gym.warm import shared_runners
+
+        shared_runners().spares = args.spares
+    report = {"spares": args.spares, "warm_profiler": os.environ.get("DRK_WARM_PROFILER", "1"), "clocks_before": gpu_clocks(), "spread": [], "throughput": None}
     for name in args.spread:
         for policy in args.policies:
             row = spread(name, args.repeats, policy)
