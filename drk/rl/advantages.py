@@ -7,14 +7,19 @@ order and get advantages back in that same order.
 Groups are "rollouts of the same prompt at the same turn" (the paper's G_t, with N_t members that shrink at
 later turns as episodes end early). The estimators differ only in the baseline each member is compared with:
 
-===========  ================================================  =========================================
-estimator    advantage of member i (group of N)                 note
-===========  ================================================  =========================================
-``grpo``     G_i - mean_j G_j                                   self-inclusive: E[g] = (1 - 1/N) grad J
-``grpo_std`` (G_i - mean_j G_j) / (std_j G_j + eps)             GRPO as published (std ddof=1, eps 1e-4)
-``trloo``    G_i - mean_{j != i} G_j = N/(N-1) (G_i - mean G)   unbiased (Eq. 5); N = 1 -> A = G
-``rloo``     same as ``trloo``                                  the name from Ahmadian et al. (2024)
-===========  ================================================  =========================================
+=================  ================================================  =========================================
+estimator          advantage of member i (group of N)                 note
+=================  ================================================  =========================================
+``grpo``           G_i - mean_j G_j                                   self-inclusive: E[g] = (1 - 1/N) grad J
+``grpo_std``       (G_i - mean_j G_j) / (std_j G_j + eps)             GRPO as published (std ddof=1, eps 1e-4)
+``trloo``          G_i - mean_{j != i} G_j = N/(N-1) (G_i - mean G)   unbiased (Eq. 5); N = 1 -> A = G
+``rloo``           same as ``trloo``                                  the name from Ahmadian et al. (2024)
+``grpo_rescaled``  N/(N-1) (G_i - mean_j G_j); N = 1 -> A = 0         GRPO at TRLOO's step size (ablation)
+=================  ================================================  =========================================
+
+``grpo_rescaled`` equals ``trloo`` in every group of N > 1 and ``grpo`` (0) in a group of one: set against
+``grpo`` it isolates GRPO's per-group step-size shrink (1 - 1/N), set against ``trloo`` the lone samples'
+gradient, which is where the two differ when episodes end early (groups of varying size).
 
 Rows outside the ``keep`` mask (rejected by MRS, PRS or the authors' filters: drk.rl's one mask convention is
 *keep*, True = the row takes gradient) keep their place in their group's baseline and only have their own
@@ -28,10 +33,10 @@ from typing import Literal
 
 import numpy as np
 
-Estimator = Literal["grpo", "grpo_std", "rloo", "trloo"]
+Estimator = Literal["grpo", "grpo_std", "grpo_rescaled", "rloo", "trloo"]
 Level = Literal["turn", "trajectory"]
 
-ESTIMATORS: tuple[str, ...] = ("grpo", "grpo_std", "rloo", "trloo")
+ESTIMATORS: tuple[str, ...] = ("grpo", "grpo_std", "grpo_rescaled", "rloo", "trloo")
 LEVELS: tuple[str, ...] = ("turn", "trajectory")
 
 #: Added to the group std by ``grpo_std`` so a group with identical returns gets advantage 0, not NaN.
@@ -90,7 +95,8 @@ def compute_advantages(
 
     Returns:
         shape (n,), float64, in the input row order. A group of one gets A = G under ``trloo``/``rloo``
-        (no baseline exists) and A = 0 under ``grpo``/``grpo_std`` (a lone sample is its own mean).
+        (no baseline exists) and A = 0 under ``grpo``/``grpo_std``/``grpo_rescaled`` (a lone sample is its own
+        mean).
 
     Raises:
         ValueError: on an unknown estimator or level, bad shapes, non-finite rewards, duplicate rows.
@@ -149,6 +155,9 @@ def _advantage_from_stats(g, mean, n, std, estimator: str) -> np.ndarray:
         return centred
     if estimator == "grpo_std":
         return centred / (std + STD_EPS)
+    if estimator == "grpo_rescaled":  # TRLOO's scale, GRPO's lone-sample zero
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n > 1, n / (n - 1.0) * centred, 0.0).astype(float)
     # trloo / rloo: G_i - mean_{j != i} G_j = N/(N-1) (G_i - mean G); no baseline for a group of one.
     with np.errstate(divide="ignore", invalid="ignore"):
         loo = n / (n - 1.0) * centred
