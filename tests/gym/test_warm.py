@@ -1,0 +1,80 @@
+"""Runners started ahead of time (drk.gym.warm): spares are live, replaced when taken or dead, and killed at the end."""
+
+import os
+import time
+
+import pytest
+
+from drk.gym import isolation, wire
+from drk.gym.warm import WarmRunners
+
+
+def _level() -> str:
+    try:
+        return isolation.available_level("auto").level
+    except isolation.IsolationUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _hello(runner) -> dict:
+    header, _ = wire.recv_frame(runner.handle.from_runner, deadline=time.monotonic() + 120, max_blob_bytes=0)
+    return header
+
+
+def _wait_for_spare(runners: WarmRunners, key, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with runners._lock:
+            idle = list(runners._idle[key])
+        if idle:
+            return idle[0]
+        time.sleep(0.2)
+    raise AssertionError("no spare was started")
+
+
+def test_take_gives_a_live_runner_and_starts_its_replacement():
+    level = _level()
+    runners = WarmRunners(spares=1)
+    try:
+        runner = runners.take("cpu", 0, level)
+        assert _hello(runner)["op"] == "hello"
+        spare = _wait_for_spare(runners, ("cpu", 0, level))
+        assert spare is not runner and spare.alive()
+        runner.kill()
+        assert not runner.alive()
+    finally:
+        runners.close()
+
+
+def test_a_dead_spare_is_never_handed_out_and_close_kills_spares():
+    level = _level()
+    runners = WarmRunners(spares=1)
+    try:
+        runners.warm("cpu", 0, level)
+        dead = _wait_for_spare(runners, ("cpu", 0, level))
+        dead.kill()
+        fresh = runners.take("cpu", 0, level)
+        assert fresh is not dead and fresh.alive() and _hello(fresh)["op"] == "hello"
+        fresh.kill()
+        spare = _wait_for_spare(runners, ("cpu", 0, level))
+    finally:
+        runners.close()
+    spare.proc.wait(timeout=10)
+    assert not spare.alive()
+
+
+def test_an_evaluation_kills_its_runner():
+    from drk.examples import example_candidate, example_problem
+    from drk.gym import evaluate
+    from drk.gym.warm import shared_runners
+
+    level = _level()
+    runners = shared_runners()
+    runners.warm("cpu", 0, level)
+    spare = _wait_for_spare(runners, ("cpu", 0, level))  # the runner the evaluation will take
+    result = evaluate(example_problem("relu2"), example_candidate("wrong"), device="cpu")
+    assert result.status == "incorrect"
+    with runners._lock:
+        assert spare not in runners._idle[("cpu", 0, level)]
+    with pytest.raises(ProcessLookupError):  # killed and reaped when its evaluation ended
+        os.kill(spare.proc.pid, 0)
