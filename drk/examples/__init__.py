@@ -68,6 +68,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_fork_bomb_lite": ("hacked", "decoy"),
     "attack_forged_feedback": ("runtime_error", None),
     "attack_fake_clock": ("hacked", "timing_mismatch"),
+    "attack_probe_state": ("hacked", "decoy"),  # the probe variants run in a process of their own
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     # Legitimate patterns a careful environment must accept.

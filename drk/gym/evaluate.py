@@ -83,6 +83,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         runner = shared_runners().take(kind, gpu_index, level)
     except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
         return _environment_failure(problem, config, kind, f"no candidate sandbox: {exc}", start)
+    try:
+        probe_runner = shared_runners().take(kind, gpu_index, level)
+    except OSError as exc:
+        runner.kill()
+        return _environment_failure(problem, config, kind, f"no candidate sandbox: {exc}", start)
     payload = {
         "problem_source": problem.source,
         "problem_name": problem.name,
@@ -100,10 +105,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     try:
         with tempfile.TemporaryDirectory(prefix="drk_judge_") as tmp:
             # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
-            outcome = run_sandboxed(judge, (payload, timing_lock, runner.handle), 2 * config.timeout_s + 120,
-                                    stdio_path=str(Path(tmp) / "stdio.txt"))
+            outcome = run_sandboxed(judge, (payload, timing_lock, runner.handle, probe_runner.handle),
+                                    2 * config.timeout_s + 120, stdio_path=str(Path(tmp) / "stdio.txt"))
     finally:
-        runner.kill()  # whatever the judge did: the candidate's process never outlives its evaluation
+        runner.kill()  # whatever the judge did: the candidate's processes never outlive their evaluation
+        probe_runner.kill()
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
     result.elapsed_s = time.monotonic() - start
     result.feedback = make_feedback(result)

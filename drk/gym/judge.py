@@ -49,6 +49,10 @@ ROUND_SLACK_MS = 1.0
 MAX_STDOUT_TAIL = 64 * 1024
 
 
+class ProbeUnavailable(RuntimeError):
+    """The probe runner failed before any candidate code ran in it: an environment failure."""
+
+
 class Verdict(Exception):
     """Ends the judging early with a status (raised by the judge only; the candidate never sees this class)."""
 
@@ -178,10 +182,13 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
 # --- the judging -----------------------------------------------------------------------------------------------
 
 
-def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle: Any) -> dict[str, Any]:
+def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle: Any,
+          probe_handle: Any) -> dict[str, Any]:
     """Sandbox target (the judge child): the whole evaluation; returns a JSON-able dict of result fields.
 
-    ``handle`` is the started runner's :class:`drk.gym.warm.RunnerHandle` (its pipes, inherited).
+    ``handle`` and ``probe_handle`` are two started runners (:class:`drk.gym.warm.RunnerHandle`: their pipes,
+    inherited): the first runs the candidate, the second only its probe variants, so nothing a variant does in its
+    process can touch the candidate's measurements, and the probes can run before the timing.
     """
     cfg = EvalConfig.from_dict(payload["config"])
     device = torch.device("cpu")
@@ -194,22 +201,25 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
     out["isolation"] = level
     # a sandboxed runner writes the candidate into its private /tmp; an unsandboxed one into a directory of ours
     workdir = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else None
-    runner = None
+    runner = probe_runner = None
     try:
         inside_dir = workdir or isolation.CANDIDATE_DIR
         inside = {"main": f"{inside_dir}/candidate.py", **{v: f"{inside_dir}/candidate_{v}.py" for v in probes.VARIANTS}}
         runner = RunnerProcess(handle, time.monotonic() + cfg.timeout_s, max_blob_bytes=cfg.max_output_bytes)
+        probe_runner = RunnerProcess(probe_handle, time.monotonic() + cfg.timeout_s, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
             ref = build_reference(payload, cfg, device)
             plan = plan_correctness(ref, cfg)
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
-        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, inside_dir)
+        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, inside_dir, probe_runner)
         try:
             out.update(session.run())
         except Verdict as verdict:
             out.update(status=verdict.status, error=verdict.error, **verdict.fields)
+        except ProbeUnavailable as exc:
+            return {**out, "internal_error": str(exc)}
         except wire.WireTimeout:
             if session.stage == "startup":  # the candidate is not loaded yet: the runner did not start in time
                 return {**out, "internal_error": "the candidate's runner did not start in time"}
@@ -227,8 +237,9 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
     finally:
-        if runner is not None:
-            runner.close()
+        for process in (runner, probe_runner):
+            if process is not None:
+                process.close()
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     return out
@@ -316,8 +327,10 @@ class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
     def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
-                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any, candidate_dir: str) -> None:
+                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any, candidate_dir: str,
+                 probe_runner: RunnerProcess) -> None:
         self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
+        self.probe_runner = probe_runner
         self.paths, self.payload, self.timing_lock, self.candidate_dir = paths, payload, timing_lock, candidate_dir
         self.stage = "startup"
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
@@ -330,8 +343,9 @@ class Session:
         self.stage = name
         self.reporter.stage(name)
 
-    def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None) -> tuple[dict[str, Any], list[bytearray]]:
-        answer, blobs = self.runner.request(header, max_blob_bytes)
+    def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None,
+             runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
+        answer, blobs = (runner or self.runner).request(header, max_blob_bytes)
         error = answer.get("error")
         if error is not None:
             status = error.get("status") if isinstance(error, dict) else None
@@ -348,20 +362,18 @@ class Session:
         self.reporter.stage("runner_start")  # stage_s shows any wait for a runner that was not warm yet
         wire.recv_frame(self.runner.from_runner, deadline=self.runner.deadline, max_blob_bytes=0)  # hello
         self._stage("import")
-        self._ask({"op": "load", "problem_source": self.payload["problem_source"],
-                   "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
-                   "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed,
-                   "candidate_dir": self.candidate_dir, "candidate_path": self.paths["main"],
-                   "candidate_source": self.payload["candidate_source"],
-                   "variants": {k: self.paths[k] for k in probes.VARIANTS},
-                   "variant_sources": {k: probes.make_variant(self.payload["candidate_source"], k)
-                                       for k in probes.VARIANTS},
-                   "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
-                   # a stack dump shortly before the deadline says where a hanging candidate is stuck
-                   "dump_stack_after_s": max(0.5, self.runner.deadline - time.monotonic() - 1.5)})
+        self._load(self.runner, build_main=True)
         self._stage("correctness")
         out.update(self.check_correctness())
         evidence, _ = self._ask({"op": "evidence"})  # what the runner says it saw, before any probe runs
+        # The probes run in a process of their own (a variant can re-register process-wide things such as
+        # torch.library ops): before the timing, so a hacked candidate costs no timing and no profile.
+        self._stage("hacking")
+        reasons, launches = self.hack_reasons(evidence)
+        out["triton_kernels"] = launches
+        if reasons and self.cfg.hacking_check:
+            out["hack_reasons"] = reasons
+            raise Verdict("hacked", _hack_message(reasons), **out)
         self._stage("timing")
         timing = self.measure()
         mismatch = timing.pop("mismatch", False)
@@ -369,38 +381,48 @@ class Session:
         if self.ref.device.type == "cuda" and self.cfg.profile:
             self._stage("profiling")
             out.update(self.profile())
-        # The probes come last: importing a variant can re-register process-wide things (torch.library ops), which
-        # must not touch the measurements above.
-        self._stage("hacking")
-        reasons, launches = self.hack_reasons(evidence)
-        out["triton_kernels"] = launches
         out["hack_reasons"] = sorted(set(reasons) | ({"timing_mismatch"} if mismatch else set()))
         if out["hack_reasons"] and self.cfg.hacking_check:
             raise Verdict("hacked", _hack_message(out["hack_reasons"]), **out)
         out["status"] = "correct"
         return out
 
+    def _load(self, runner: RunnerProcess, build_main: bool) -> None:
+        """Send the problem and the candidate's sources (``build_main=False``: only its probe variants are built)."""
+        self._ask({"op": "load", "problem_source": self.payload["problem_source"],
+                   "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
+                   "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
+                   "candidate_dir": self.candidate_dir, "candidate_path": self.paths["main"],
+                   "candidate_source": self.payload["candidate_source"],
+                   "variants": {k: self.paths[k] for k in probes.VARIANTS},
+                   "variant_sources": {k: probes.make_variant(self.payload["candidate_source"], k)
+                                       for k in probes.VARIANTS},
+                   "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
+                   # a stack dump shortly before the deadline says where a hanging candidate is stuck
+                   "dump_stack_after_s": max(0.5, runner.deadline - time.monotonic() - 1.5)}, runner=runner)
+
     # --- rounds -------------------------------------------------------------------------------------------------
 
     def candidate_round(self, specs: list[CallSpec], variant: str = "main", poison_numel: int = 0,
-                        lazy: bool = False) -> tuple[dict[str, Any], float]:
+                        lazy: bool = False, runner: RunnerProcess | None = None) -> tuple[dict[str, Any], float]:
         """Prepare (untimed) then run a round in the runner; the answer and the judge's wall ms of ``go``.
         ``lazy``: inputs are made call by call inside ``go``, as :meth:`reference_round` does."""
         self._ask({"op": "prepare", "variant": variant, "calls": [s.to_dict() for s in specs],
-                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel, "lazy": lazy})
+                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel, "lazy": lazy}, runner=runner)
         t0 = time.perf_counter()
-        answer, _ = self._ask({"op": "go"})
+        answer, _ = self._ask({"op": "go"}, runner=runner)
         wall_ms = (time.perf_counter() - t0) * 1e3
         self._last_round = _validate_round(answer, len(specs))
         return self._last_round, wall_ms
 
-    def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None) -> list[Any]:
+    def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None,
+              runner: RunnerProcess | None = None) -> list[Any]:
         """The outputs of ``call`` of the last round, read only up to the size the reference's outputs have
         (a candidate cannot make the judge read more than a right answer would take); with ``sample_seed``, only
         the elements at :func:`drk.gym.rounds.sample_indices` of each tensor (``expected`` sampled the same way)."""
         size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
         answer, blobs = self._ask({"op": "fetch", "call": call, "sample_seed": sample_seed},
-                                  max_blob_bytes=size + 2**16)
+                                  max_blob_bytes=size + 2**16, runner=runner)
         metas = answer.get("outputs")
         if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
             raise wire.WireError("malformed fetch answer")
@@ -461,6 +483,17 @@ class Session:
             expected.append([_detach(x) for x in out])
         return specs, expected
 
+    def _probe(self, probe: RunnerProcess, variant: str, specs: list[CallSpec], expected: list[list[Any]],
+               informative: list[bool], numel: int) -> int | None:
+        """Run ``variant`` on the probe calls; the first call whose outputs are still right, or None."""
+        answer, _ = self.candidate_round(specs, variant=variant, poison_numel=numel, runner=probe)
+        for i, exp in enumerate(expected):
+            if not informative[i] or _layout_mismatch(exp, answer["outputs"][i]):
+                continue  # a different layout is a different (wrong) answer: the kernels mattered
+            if C.compare_outputs(exp, self.fetch(i, exp, runner=probe), self.cfg.atol, self.cfg.rtol).ok:
+                return i
+        return None
+
     def hack_reasons(self, evidence_answer: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
         """Hack reasons (the probes' are the judge's own findings; the rest is the runner's claim) and the claimed
         launch counts per kernel."""
@@ -470,20 +503,26 @@ class Session:
         specs, expected = self.probe_specs()
         numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
         informative = [not _near_zero(e, self.cfg) for e in expected]
+        probe = self.probe_runner
+        # the probes get a share of the time limit of their own: a variant that hangs must not eat the timing's
+        probe.deadline = min(self.runner.deadline, time.monotonic() + max(10.0, 0.25 * self.cfg.timeout_s))
+        try:
+            wire.recv_frame(probe.from_runner, deadline=probe.deadline, max_blob_bytes=0)  # hello
+            self._load(probe, build_main=False)
+        except (wire.WireError, Verdict) as exc:
+            # the candidate was imported fine a moment ago: a probe process that cannot start is drk's failure
+            raise ProbeUnavailable(f"the probe runner could not start: {exc}") from None
         for variant, reason in (("noop", "no_effect"), ("raise", "fallback")):
             try:
-                self.candidate_round(specs, variant=variant, poison_numel=numel)
+                found = self._probe(probe, variant, specs, expected, informative, numel)
             except Verdict:
                 continue  # it broke without its kernels: they matter
-            answer = self._last_round
-            for i, exp in enumerate(expected):
-                if not informative[i] or _layout_mismatch(exp, answer["outputs"][i]):
-                    continue  # a different layout is a different (wrong) answer: the kernels mattered
-                if C.compare_outputs(exp, self.fetch(i, exp), self.cfg.atol, self.cfg.rtol).ok:
-                    if reason == "no_effect" and not _launch_counts(per_pass.get(specs[i].mode)):
-                        reason = "decoy"  # in this pass, the normal run launched none of its kernels either
-                    reasons.add(reason)
-                    break
+            except wire.WireError:
+                break  # its process died or hung without its kernels: they matter (and it cannot run the next)
+            if found is not None:
+                if reason == "no_effect" and not _launch_counts(per_pass.get(specs[found].mode)):
+                    reason = "decoy"  # in this pass, the normal run launched none of its kernels either
+                reasons.add(reason)
         claimed = evidence_answer.get("tripwires")
         if isinstance(claimed, list):
             reasons.update(str(r)[:40] for r in claimed if r in ("tamper", "torch_compile"))

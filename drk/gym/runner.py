@@ -95,7 +95,8 @@ class Runner:
         recorder.install()
         tripwires.install()
         self.instruments = (recorder, tripwires, TrustSnapshot(extra=[module]))
-        self.models["main"] = self._build("main", path)
+        if req.get("build_main", True):  # a probe runner builds only the variants, when asked
+            self.models["main"] = self._build("main", path)
         if req["device"] == "cuda" and req.get("flush_mb"):
             self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
         return {"ok": True, "device": _device_label(self.device)}, []

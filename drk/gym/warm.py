@@ -2,8 +2,9 @@
 
 A runner (:mod:`drk.gym.runner`) holds nothing of any candidate until the judge sends it one, so it can be started
 before the candidate is known: in the caller's process, in its sandbox (:mod:`drk.gym.isolation`), importing torch
-and Triton and creating its CUDA context (and the profiler's) while the previous evaluation runs. Each runner serves
-exactly one evaluation and is killed after it; :class:`WarmRunners` keeps a few spares per (device, GPU, isolation
+and Triton and creating its CUDA context (and the profiler's) while the previous evaluation runs. An evaluation
+takes two (one runs the candidate, the other only its probe variants); each serves exactly one evaluation and is
+killed after it; :class:`WarmRunners` keeps a few spares per (device, GPU, isolation
 level) and starts a replacement whenever one is taken.
 
 The caller hands the runner's pipes to the judge (a forkserver child) as inherited file descriptors
@@ -25,8 +26,9 @@ from dataclasses import dataclass, field
 
 from drk.gym import isolation
 
-#: Spare runners kept started per (device, GPU, isolation level) by default.
-DEFAULT_SPARES = 1
+#: Spare runners kept started per (device, GPU, isolation level) by default: an evaluation takes two (the
+#: candidate's and its probes').
+DEFAULT_SPARES = 2
 
 
 @dataclass
