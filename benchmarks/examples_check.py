@@ -3,14 +3,20 @@ the verdicts it must get. Prints one line per example and the count of wrong ver
 
     python benchmarks/examples_check.py [NAME ...] [--repeat 3]      # GPU if visible, else CPU (interpreter)
 """
-import sys, time, collections
-from drk.examples import all_examples, expected, example_problem, example_candidate, GPU_ONLY
-from drk.gym import Pool, EvalConfig
+import sys
+import time
+
 import torch
+
+from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected
+from drk.gym import EvalConfig, Pool
+
 dev = "cuda" if torch.cuda.is_available() else "cpu"
 repeat = 1
 if "--repeat" in sys.argv:
-    i = sys.argv.index("--repeat"); repeat = int(sys.argv[i + 1]); del sys.argv[i:i + 2]
+    i = sys.argv.index("--repeat")
+    repeat = int(sys.argv[i + 1])
+    del sys.argv[i:i + 2]
 sel = sys.argv[1:]
 pairs = [(p, c) for p, c in all_examples() if (not sel or c in sel or f"{p}/{c}" in sel) and (dev == "cuda" or (p, c) not in GPU_ONLY)]
 t=time.time()

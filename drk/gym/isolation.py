@@ -123,7 +123,7 @@ def sandbox_env(device: str) -> dict[str, str]:
     return env
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(level: str) -> str | None:
     """None when ``level`` works here (a sandboxed Python imports torch), else why it does not."""
     if level == "process":

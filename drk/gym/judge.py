@@ -22,7 +22,6 @@ import math
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -37,8 +36,8 @@ from drk.gym import correctness as C
 from drk.gym import isolation, probes, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.rounds import CallSpec
-from drk.gym.secret import SeedStream, evaluation_key
 from drk.gym.sandbox import Reporter
+from drk.gym.secret import SeedStream, evaluation_key
 
 #: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
 PERTURBATIONS: tuple[tuple[float, float], ...] = ((8.0, 0.0), (-1.0, 0.0), (0.25, 1.0))

@@ -180,7 +180,7 @@ class Runner:
         try:
             spec.loader.exec_module(module)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from the candidate is a candidate error too
-            raise _CandidateError("compile_error", "importing the candidate failed: " + _trim_traceback(exc, path))
+            raise _CandidateError("compile_error", "importing the candidate failed: " + _trim_traceback(exc, path)) from None
         model_cls = getattr(module, "ModelNew", None)
         if not isinstance(model_cls, type) or not issubclass(model_cls, torch.nn.Module):
             raise _CandidateError("format_error", "`ModelNew` must be a class deriving from torch.nn.Module")
@@ -192,7 +192,8 @@ class Runner:
             if state.keys() == self.init_state.keys() and all(state[k].shape == v.shape for k, v in self.init_state.items()):
                 model.load_state_dict(self.init_state)  # same names and shapes: the reference's initial weights
         except BaseException as exc:  # noqa: BLE001
-            raise _CandidateError("compile_error", "ModelNew(*get_init_inputs()) failed: " + _trim_traceback(exc, path))
+            raise _CandidateError("compile_error",
+                                  "ModelNew(*get_init_inputs()) failed: " + _trim_traceback(exc, path)) from None
         return model
 
 

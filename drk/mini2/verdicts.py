@@ -137,11 +137,14 @@ def invalid_verdict(problem: str, program: Any, error: ProgramError) -> Verdict:
 
 
 def verdict_from_result(task: Task, program: Program, source: str, result: Any) -> Verdict:
-    """Condense an :class:`drk.gym.EvalResult` into a row."""
+    """Condense an :class:`drk.gym.EvalResult` into a row. A result judged with the hacking check off (how tables are
+    built: :func:`measure_config`) that is correct but has hack evidence becomes ``hacked`` here, its speedup and PR
+    kept for the paper's no-hacking-check ablation."""
     top = result.profile[0] if result.profile else {}
     error = (result.error or "").strip().split("\n", 1)[0][:200]
+    status = "hacked" if result.status == "correct" and result.hack_reasons else result.status
     return Verdict(
-        problem=task.name, program=str(program), status=result.status, speedup=_sig(result.speedup),
+        problem=task.name, program=str(program), status=status, speedup=_sig(result.speedup),
         coverage=_sig(result.coverage), hack_reasons=tuple(result.hack_reasons),
         top_kernel=str(top.get("name", ""))[:120].replace("\n", " "), top_own=top.get("own") if top else None,
         top_share=_sig(top.get("share")) if top else None, ref_ms=_sig(result.ref_ms),
@@ -177,10 +180,21 @@ def table_pairs(tasks: Iterable[Task], limit: int | None = None) -> list[tuple[T
     return pairs[:limit] if limit is not None else pairs
 
 
+def measure_config(config: Any = None) -> Any:
+    """``config`` (default ``EvalConfig()``) with the hacking check off: drk.gym then times and profiles hacked
+    candidates too (with the check on it stops at the hack), and the row is marked hacked from the evidence."""
+    from dataclasses import replace
+
+    from drk.gym import EvalConfig
+
+    return replace(config or EvalConfig(), hacking_check=False)
+
+
 def build_verdicts(pool: Any, pairs: Sequence[tuple[Task, Program]], config: Any = None) -> list[Verdict]:
-    """Judge every pair through ``pool`` (a :class:`drk.gym.Pool`); one verdict per pair, in order."""
+    """Judge every pair through ``pool`` (a :class:`drk.gym.Pool`) under :func:`measure_config`; one verdict per
+    pair, in order."""
     sources = [render(t, p) for t, p in pairs]
-    results = pool.map([(t.problem(), s) for (t, _), s in zip(pairs, sources)], config)
+    results = pool.map([(t.problem(), s) for (t, _), s in zip(pairs, sources)], measure_config(config))
     return [verdict_from_result(t, p, s, r) for (t, p), s, r in zip(pairs, sources, results)]
 
 
@@ -332,7 +346,7 @@ def run_build(*, device: str = "auto", out: str | Path = "results/mini2/verdicts
     """Build and write a table (what ``benchmarks/mini2_verdicts.py`` runs)."""
     from drk.gym import EvalConfig, Pool
 
-    config = config or EvalConfig()
+    config = measure_config(config or EvalConfig())
     pool = Pool(device=device, workers=workers, cache_dir=cache_dir, config=config, progress=progress)
     pairs = table_pairs(select_tasks(problems), limit)
     start = time.monotonic()

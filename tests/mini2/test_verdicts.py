@@ -15,6 +15,7 @@ from drk.mini2.verdicts import (
     Verdict,
     build_verdicts,
     load_verdicts,
+    measure_config,
     merge_tables,
     select_tasks,
     write_table,
@@ -148,7 +149,8 @@ def test_cli_builds_from_the_cache(verdicts, cache_dir, tmp_path, capsys):
     assert rc == 0
     meta = json.loads(out.with_suffix(".json").read_text())
     assert meta["rows"] == 2 and meta["cache_hits"] == 2 and meta["device"] == "cpu"
-    assert meta["eval_config"] == CONFIG.to_dict() and "git_sha" in meta and meta["limit"] == 2
+    assert meta["eval_config"] == measure_config(CONFIG).to_dict() and "git_sha" in meta and meta["limit"] == 2
+    assert meta["eval_config"]["hacking_check"] is False  # hacked programs are timed too; rows mark them hacked
     table = load_verdicts(out)
     assert [v.program for v in table] == ["FUSE BS W4", "FUSE BS W8"]
     assert _cli().main(["--count"]) == 0
