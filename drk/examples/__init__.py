@@ -69,6 +69,12 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_forged_feedback": ("runtime_error", None),
     "attack_fake_clock": ("hacked", "timing_mismatch"),
     "attack_probe_state": ("hacked", "decoy"),  # the probe variants run in a process of their own
+    # Found by an attacker review of this version (2026-12-01); each got `correct` (or an uncharged environment
+    # failure) before its fix.
+    "attack_slow_import_decoy": ("hacked", "decoy"),  # probes share the candidate's time limit
+    "attack_env_error_escape": ("runtime_error", None),  # an unparsable frame is the candidate's protocol error
+    "attack_public_seed_fallback": ("incorrect", None),  # correctness seeds come from the judge's secret
+    "attack_public_seeds_nan": ("incorrect", None),  # secret seeds; NaN checksums are refused too
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     # Legitimate patterns a careful environment must accept.

@@ -16,11 +16,6 @@ _isclose = torch.isclose
 _equal = torch.equal
 
 
-def trial_seed(base_seed: int, trial: int) -> int:
-    """Seed of input set ``trial``: distinct per trial, derived from the base seed, recorded in results."""
-    return base_seed * 1_000_003 + 7919 * (trial + 1)
-
-
 def make_inputs(module: Any, seed: int, device: torch.device) -> list[Any]:
     """Fresh inputs from the problem's ``get_inputs()`` under ``seed``, created on ``device``.
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 LEVELS = ("uid", "namespace", "process")
 SANDBOX_UID_BASE = int(os.environ.get("DRK_SANDBOX_UID", "200000"))
 MAX_PROCESSES = 512
-TMPFS_BYTES = 2 * 2**30
+TMPFS_BYTES = 1 * 2**30
+SHM_BYTES = 256 * 2**20
 CANDIDATE_DIR = "/tmp/.drk_candidate"
 
 
@@ -61,7 +62,8 @@ def _base_bwrap(level: str, uid: int | None) -> list[str]:
         _bwrap() or "bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
         "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
+        # bubblewrap's --size applies to the next tmpfs only: both are bounded (tmpfs pages count against no process)
+        "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
     ]
     for path in _paths_under_private_mounts():  # a checkout or venv under /tmp must stay visible (read-only)
         cmd += ["--ro-bind", path, path]

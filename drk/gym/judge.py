@@ -42,9 +42,9 @@ from drk.gym.secret import SeedStream, evaluation_key
 #: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
 PERTURBATIONS: tuple[tuple[float, float], ...] = ((8.0, 0.0), (-1.0, 0.0), (0.25, 1.0))
 PROBE_SCALES = (1.0, 8.0, 64.0)
-#: Wall milliseconds per timing round allowed for the request and answer crossing the pipes (the judge's own rounds
-#: have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
-ROUND_SLACK_MS = 1.0
+#: Wall milliseconds per timing round allowed for the two requests and answers crossing the pipes (`go` and the
+#: sampled `fetch`; the judge's own rounds have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
+ROUND_SLACK_MS = 2.0
 MAX_STDOUT_TAIL = 64 * 1024
 
 
@@ -148,6 +148,10 @@ class Reference:
     flush: torch.Tensor | None = None
     digest_seed: int = 0
     seeds: SeedStream = field(default_factory=lambda: SeedStream(b"unkeyed"))
+    initial_state: dict[str, Any] = field(default_factory=dict)  # weights and buffers as built (running stats...)
+
+    def state(self) -> dict[str, Any]:
+        return {k: v.detach().clone() for k, v in self.model.state_dict().items()}
 
     def inputs(self, spec: CallSpec) -> list[Any]:
         return rounds.make_inputs(self.module, spec, self.device)
@@ -170,6 +174,7 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
     seeds = SeedStream(evaluation_key(bytes.fromhex(payload["secret"]), payload["problem_source"],
                                       payload["candidate_source"], payload["config"], payload["device"]))
     ref = Reference(module, model, device, seeds=seeds, digest_seed=seeds.next(31))
+    ref.initial_state = ref.state()
     if device.type == "cuda":
         ref.flush = torch.empty(cfg.l2_flush_mb * 2**20 // 4, dtype=torch.float32, device=device) \
             if cfg.timing_policy == "drk" and cfg.l2_flush_mb else None
@@ -270,18 +275,20 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     not finite (a log of negatives, say) is skipped.
     """
     specs, labels = [], []
+    # every input seed comes from the judge's secret stream: a candidate that knew them (cfg.seed is public) could
+    # answer exactly the checked inputs right
     for i in range(cfg.correctness_trials):
         mode = "eval" if i % 2 == 0 else "train"
-        specs.append(CallSpec(C.trial_seed(cfg.seed, i), mode))
+        specs.append(CallSpec(ref.seeds.next(), mode))
         labels.append(f"trial {i + 1} ({mode} pass)")
     first_round = len(specs)
     if cfg.hidden_inputs:
         for j, (scale, shift) in enumerate(PERTURBATIONS):
-            specs.append(CallSpec(C.trial_seed(cfg.seed, 50 + j), "eval", scale, shift))
+            specs.append(CallSpec(ref.seeds.next(), "eval", scale, shift))
             labels.append(f"hidden input set {j + 1} (inputs x{scale:g} {shift:+g}, refreshed in place)")
     else:
         for j, mode in enumerate(("eval", "train")):
-            specs.append(CallSpec(C.trial_seed(cfg.seed, 60 + j), mode))
+            specs.append(CallSpec(ref.seeds.next(), mode))
             labels.append(f"trial {first_round + j + 1} ({mode} pass, inputs refreshed in place)")
     kept = Planned([], [], [], [], first_round)
     base_magnitude = 0.0
@@ -392,10 +399,11 @@ class Session:
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
                    "candidate_dir": self.candidate_dir, "candidate_path": self.paths["main"],
-                   "candidate_source": self.payload["candidate_source"],
+                   # each runner gets only what it runs: the candidate, or (probe runner) its variants
+                   "candidate_source": self.payload["candidate_source"] if build_main else "",
                    "variants": {k: self.paths[k] for k in probes.VARIANTS},
-                   "variant_sources": {k: probes.make_variant(self.payload["candidate_source"], k)
-                                       for k in probes.VARIANTS},
+                   "variant_sources": {} if build_main else {
+                       k: probes.make_variant(self.payload["candidate_source"], k) for k in probes.VARIANTS},
                    "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
                    # a stack dump shortly before the deadline says where a hanging candidate is stuck
                    "dump_stack_after_s": max(0.5, runner.deadline - time.monotonic() - 1.5)}, runner=runner)
@@ -471,15 +479,23 @@ class Session:
         """One eval and one train call on fresh inputs, scaled until the answer is not ~0 (a no-op kernel's
         zeros must not pass by luck: the MSELoss case)."""
         specs, expected = [], []
-        for mode in ("eval", "train"):
-            seed = self._fresh_seed()
-            for scale in PROBE_SCALES:
-                spec = CallSpec(seed, mode, scale)
-                out = self.ref.outputs(spec)
-                if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
-                    break
-            specs.append(spec)
-            expected.append([_detach(x) for x in out])
+        # The probe runner builds a fresh model: its answers are the reference's from the state as built (a
+        # BatchNorm's running stats), and the reference's own state after the correctness passes must come back
+        # unchanged for the timing that follows.
+        after_correctness = self.ref.state()
+        self.ref.model.load_state_dict(self.ref.initial_state)
+        try:
+            for mode in ("eval", "train"):  # eval first: train passes move running stats
+                seed = self._fresh_seed()
+                for scale in PROBE_SCALES:
+                    spec = CallSpec(seed, mode, scale)
+                    out = self.ref.outputs(spec)
+                    if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
+                        break
+                specs.append(spec)
+                expected.append([_detach(x) for x in out])
+        finally:
+            self.ref.model.load_state_dict(after_correctness)
         return specs, expected
 
     def _probe(self, probe: RunnerProcess, variant: str, specs: list[CallSpec], expected: list[list[Any]],
@@ -503,11 +519,14 @@ class Session:
         numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
         informative = [not _near_zero(e, self.cfg) for e in expected]
         probe = self.probe_runner
-        # the probes get a share of the time limit of their own: a variant that hangs must not eat the timing's
-        probe.deadline = min(self.runner.deadline, time.monotonic() + max(10.0, 0.25 * self.cfg.timeout_s))
+        # one time limit for all the candidate's processes: a probe that runs out of it is the candidate's timeout
+        # (treating it as "the kernels mattered" let a slow import hide a decoy)
+        probe.deadline = self.runner.deadline
         try:
             wire.recv_frame(probe.from_runner, deadline=probe.deadline, max_blob_bytes=0)  # hello
             self._load(probe, build_main=False)
+        except wire.WireTimeout:
+            raise
         except (wire.WireError, Verdict) as exc:
             # the candidate was imported fine a moment ago: a probe process that cannot start is drk's failure
             raise ProbeUnavailable(f"the probe runner could not start: {exc}") from None
@@ -516,8 +535,10 @@ class Session:
                 found = self._probe(probe, variant, specs, expected, informative, numel)
             except Verdict:
                 continue  # it broke without its kernels: they matter
+            except wire.WireTimeout:
+                raise  # out of the candidate's time: a timeout, not evidence either way
             except wire.WireError:
-                break  # its process died or hung without its kernels: they matter (and it cannot run the next)
+                break  # its process died without its kernels: they matter (and it cannot run the next)
             if found is not None:
                 if reason == "no_effect" and not _launch_counts(per_pass.get(specs[found].mode)):
                     reason = "decoy"  # in this pass, the normal run launched none of its kernels either
@@ -558,11 +579,13 @@ class Session:
                 cand, cand_wall = self.candidate_round(specs, lazy=True)
                 if not first_ref:
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick)
-                self.check_round(cand, ref_digests, pick, picked)
+                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked)
                 if r >= 0:
                     samples["ref"].extend(ref_times)
                     samples["cand"].extend(cand["times_ms"])
-                    gaps.append((cand_wall - sum(cand["times_ms"])) - (ref_wall - sum(ref_times)))
+                    # the sampled fetch counts as the candidate's time: work deferred from `go` to it shows here
+                    gaps.append((cand_wall + cand_fetch_ms - sum(cand["times_ms"]))
+                                - (ref_wall + ref_check_ms - sum(ref_times)))
                     if sum(cand["times_ms"]) > cand_wall + 0.05:
                         gaps.append(math.inf)  # it claims more time than passed: not a clock
         finally:
@@ -604,9 +627,11 @@ class Session:
         wall = (time.perf_counter() - t0) * 1e3
         return times, wall, digests, picked
 
-    def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int, picked: list[Any]) -> None:
+    def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int,
+                    picked: list[Any]) -> tuple[float, float]:
         """Every call's digests must agree with the reference's; call ``pick`` is compared element by element at
-        positions chosen now that the round is over."""
+        positions chosen now that the round is over. Returns the wall ms of the judge's own sampling and of the
+        runner's fetch (both count in the timing check)."""
         cfg = self.cfg
         for claimed, expected in zip(answer["outputs"], ref_digests):
             ok, why = _digests_agree(expected, claimed)
@@ -614,10 +639,15 @@ class Session:
                 raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
                               "call, not only the checked ones")
         sample_seed = self._fresh_seed()
+        t0 = time.perf_counter()
         expected = rounds.sample_values(picked, sample_seed)
-        comparison = C.compare_outputs(expected, self.fetch(pick, expected, sample_seed), cfg.atol, cfg.rtol)
+        t1 = time.perf_counter()
+        fetched = self.fetch(pick, expected, sample_seed)
+        t2 = time.perf_counter()
+        comparison = C.compare_outputs(expected, fetched, cfg.atol, cfg.rtol)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
+        return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
     def profile(self) -> dict[str, Any]:
         from drk.gym.profiling import summarise_kernels
@@ -668,7 +698,8 @@ def _digests_agree(ref: list[dict[str, Any]], claimed: list[Any]) -> tuple[bool,
         if theirs.get("dtype") != mine["dtype"] or theirs.get("shape") != mine["shape"]:
             return False, f"output {index}: {theirs.get('dtype')}{theirs.get('shape')}, expected {mine['dtype']}{mine['shape']}"
         sums = theirs.get("sums")
-        if not (isinstance(sums, list) and len(sums) == 2 and all(isinstance(s, (int, float)) for s in sums)):
+        if not (isinstance(sums, list) and len(sums) == 2
+                and all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in sums)):
             return False, f"output {index}: not finite"
         if not all(isinstance(s, (int, float)) for s in mine["sums"]):
             return False, f"output {index}: the reference's output is not finite"

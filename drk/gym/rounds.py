@@ -195,21 +195,32 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     If the candidate's output is ``allclose`` to the reference's, each of its sums is within
     ``atol * numel + rtol * sum|ref|`` of the reference's (triangle inequality), so a digest check never rejects a
     right answer; a wrong one rarely survives the random weights, and the judge fetches whole outputs besides.
+    On CPU the sums are taken on one thread: their rounding depends on the thread count, and the input digests of
+    the judge and the runner (which run with different thread counts) must agree exactly.
     """
     pending, records = [], []
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            flat = value.detach().reshape(-1)
-            if flat.is_complex():
-                flat = torch.view_as_real(flat).reshape(-1)
-            x = flat.to(torch.float64)
-            w = _weights(x.numel(), x.device, seed)
-            pending.append(torch.stack([x.sum(), (x * w).sum(), x.abs().sum()]) if x.numel()
-                           else torch.zeros(3, dtype=torch.float64))
-            records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
-        else:
-            records.append({"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]})
-    sums = torch.stack([p.cpu() for p in pending]).tolist() if pending else []
+    threads = torch.get_num_threads()
+    on_cpu = any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in values)
+    if on_cpu:
+        torch.set_num_threads(1)
+    try:
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                flat = value.detach().reshape(-1)
+                if flat.is_complex():
+                    flat = torch.view_as_real(flat).reshape(-1)
+                x = flat.to(torch.float64)
+                w = _weights(x.numel(), x.device, seed)
+                pending.append(torch.stack([x.sum(), (x * w).sum(), x.abs().sum()]) if x.numel()
+                               else torch.zeros(3, dtype=torch.float64))
+                records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
+            else:
+                records.append({"value": value if isinstance(value, (int, float, bool)) or value is None
+                                else repr(value)[:200]})
+        sums = torch.stack([p.cpu() for p in pending]).tolist() if pending else []
+    finally:
+        if on_cpu:
+            torch.set_num_threads(threads)
     it = iter(sums)
     for record in records:
         if "dtype" in record:

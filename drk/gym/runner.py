@@ -41,6 +41,7 @@ class Runner:
         self.last_outputs: list[list[Any]] = []
         self.flush: torch.Tensor | None = None
         self.load_args: dict[str, Any] = {}
+        self.variants_as_main = False
         self.instruments: Any = None
 
     # --- protocol ---------------------------------------------------------------------------------------------
@@ -73,8 +74,9 @@ class Runner:
             faulthandler.dump_traceback_later(float(req["dump_stack_after_s"]), exit=False, file=sys.stderr)
         if req["device"] != self.device.type:
             raise RuntimeError(f"this runner was started for {self.device}, not {req['device']}")
-        _write_sources(req["candidate_dir"], {req["candidate_path"]: req["candidate_source"],
-                                              **{req["variants"][k]: v for k, v in req["variant_sources"].items()}})
+        # the candidate's file, or (probe runner) nothing until a variant is built: no file says which run this is
+        if req.get("build_main", True):
+            _write_sources(req["candidate_dir"], {req["candidate_path"]: req["candidate_source"]})
         module = types.ModuleType("drk_problem")
         module.__file__ = "<problem>"
         exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
@@ -95,7 +97,8 @@ class Runner:
         recorder.install()
         tripwires.install()
         self.instruments = (recorder, tripwires, TrustSnapshot(extra=[module]))
-        if req.get("build_main", True):  # a probe runner builds only the variants, when asked
+        self.variants_as_main = not req.get("build_main", True)
+        if not self.variants_as_main:  # a probe runner builds only the variants, when asked
             self.models["main"] = self._build("main", path)
         if req["device"] == "cuda" and req.get("flush_mb"):
             self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
@@ -170,10 +173,17 @@ class Runner:
     # --- helpers ------------------------------------------------------------------------------------------------
 
     def _path(self, variant: str) -> str:
-        return self.load_args["candidate_path"] if variant == "main" else self.load_args["variants"][variant]
+        if variant == "main" or self.variants_as_main:
+            return self.load_args["candidate_path"]
+        return self.load_args["variants"][variant]
 
     def _build(self, variant: str, path: str) -> torch.nn.Module:
         name = f"drk_candidate_{variant}"
+        if self.variants_as_main:
+            # in the probe runner a variant is imported as the candidate itself (same module name, same file, alone
+            # in its directory), so neither tells it apart from the real run
+            path, name = self.load_args["candidate_path"], "drk_candidate_main"
+            _write_sources(self.load_args["candidate_dir"], {path: self.load_args["variant_sources"][variant]})
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses / pickling inside the candidate look themselves up here

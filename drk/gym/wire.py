@@ -72,13 +72,25 @@ def recv_frame(fd: int, *, deadline: float | None, max_blob_bytes: int) -> tuple
     sizes = [_BLOB.unpack(_read_exact(fd, _BLOB.size, deadline))[0] for _ in range(n_blobs)]
     if sum(sizes) > max_blob_bytes:
         raise WireError(f"frame carries {sum(sizes)} bytes; the limit is {max_blob_bytes}")
+    raw = bytes(_read_exact(fd, head_len, deadline))
     try:
-        header = json.loads(bytes(_read_exact(fd, head_len, deadline)))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"frame header is not JSON: {exc}") from None
+        header = json.loads(raw, parse_constant=_refuse_constant, parse_int=_bounded_int)
+    except (ValueError, UnicodeDecodeError, RecursionError, OverflowError) as exc:
+        # a peer's frame that cannot be parsed is its protocol error, whatever the parser raised
+        raise WireError(f"frame header is not strict JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
     if not isinstance(header, dict):
         raise WireError("frame header is not a JSON object")
     return header, [_read_exact(fd, size, deadline) for size in sizes]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN/Infinity: a check such as abs(a - b) > bound is False for NaN
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 20:
+        raise ValueError("integer too large")
+    return int(text)
 
 
 def _read_exact(fd: int, size: int, deadline: float | None) -> bytearray:
