@@ -96,6 +96,13 @@ def draw_kinds(available: Sequence[str], n: int, mix: Mapping[str, float], rng: 
     shares = {k: 0.0 for k in KINDS if k in available}
     for kind, share in mix.items():
         shares[kind if kind in shares else "wrong"] += share
+    return apportion(shares, n, rng)
+
+
+def apportion(shares: Mapping[str, float], n: int, rng: random.Random) -> list[str]:
+    """``n`` labels whose counts follow ``shares`` as closely as ``n`` allows (each gets ``floor(share * n)``, the
+    largest remainders fill the rest), in random order: a small ``n`` still covers the mix instead of leaving it to
+    chance."""
     total = sum(shares.values())
     exact = {k: n * v / total for k, v in shares.items()}
     counts = {k: int(v) for k, v in exact.items()}

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from drk.jsonl import append_jsonl
+from drk.mini.data import apportion
 from drk.mini2.env import Mini2Env, Mini2Format, episode_settings, new_trajectories, resolve_tasks
 from drk.mini2.language import BLOCKS, WARPS, Program, canonical_programs
 from drk.mini2.policy import Policy
@@ -49,13 +50,7 @@ def draw_kinds(n: int, mix: Mapping[str, float], rng: random.Random) -> list[str
     total = sum(mix.values())
     if total <= 0 or any(v < 0 for v in mix.values()):
         raise ValueError(f"mix={dict(mix)}: shares must be >= 0 and not all 0")
-    exact = {k: n * v / total for k, v in mix.items()}
-    counts = {k: int(v) for k, v in exact.items()}
-    for k in sorted(exact, key=lambda k: exact[k] - counts[k], reverse=True)[: n - sum(counts.values())]:
-        counts[k] += 1
-    kinds = [k for k, c in counts.items() for _ in range(c)]
-    rng.shuffle(kinds)
-    return kinds
+    return apportion(mix, n, rng)
 
 
 def first_attempt(task: Task, kind: str, rng: random.Random) -> str:
