@@ -81,4 +81,9 @@ def display_path(path: str | Path) -> str:
             return str(resolved.relative_to(root))
         except ValueError:
             continue
-    return str(Path(*resolved.parts[-3:]))
+    return str(Path(*resolved.parts[1:][-3:]))  # without the root: /tmp/c shows as tmp/c
+
+
+def display_command(argv: list[str]) -> str:
+    """A command line as a sidecar records it: absolute paths shown by :func:`display_path` (no machine paths)."""
+    return " ".join(display_path(a) if a.startswith("/") else a for a in argv)

@@ -31,3 +31,10 @@ def test_display_path_never_shows_a_machine_root(tmp_path, monkeypatch):
     assert display_path(REPO_ROOT / "figures") == "figures"
     outside = REPO_ROOT.parent / "elsewhere" / "ours" / "stts" / "vanilla.jsonl"
     assert display_path(outside) == "ours/stts/vanilla.jsonl"
+
+
+def test_display_command_has_no_machine_paths():
+    from drk.provenance import display_command
+
+    line = display_command(["benchmarks/x.py", "--out", "/root/somewhere/deep/part1.csv", "--cache", "/tmp/c"])
+    assert line == "benchmarks/x.py --out somewhere/deep/part1.csv --cache tmp/c"

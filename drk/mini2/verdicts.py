@@ -211,7 +211,7 @@ def provenance(pool: Any, config: Any, **extra: Any) -> dict[str, Any]:
     import triton
 
     from drk import __version__
-    from drk.provenance import git_sha
+    from drk.provenance import display_command, git_sha
 
     gpu = None
     if getattr(pool, "device", None) == "cuda":
@@ -222,7 +222,7 @@ def provenance(pool: Any, config: Any, **extra: Any) -> dict[str, Any]:
         "git_sha": git_sha(), "drk_version": __version__, "device": getattr(pool, "device", None), "gpu": gpu,
         "torch": torch.__version__, "triton": triton.__version__, "python": platform.python_version(),
         "host_cpus": os.cpu_count(), "eval_config": config.to_dict() if config is not None else None,
-        "command": " ".join(sys.argv), **extra,
+        "command": display_command(sys.argv), **extra,
     }
 
 
