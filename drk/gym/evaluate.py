@@ -68,26 +68,24 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     start = time.monotonic()
     early = _check_source(candidate_src, config)
     if isinstance(early, EvalResult):
-        early.problem, early.elapsed_s = problem.name, time.monotonic() - start
-        early.reference_mode, early.timing_policy = config.reference_mode, config.timing_policy
-        early.device = "cpu (triton interpreter)" if kind == "cpu" else kind
-        early.feedback = make_feedback(early)
-        return early
+        return _without_judge(early, problem, config, kind, start)
     code, static_reasons = early
     if kind == "cuda" and timing_lock is None:
         from drk.gym.gpu_lock import GpuTimingLock
 
         timing_lock = GpuTimingLock(gpu_index)
     try:
-        level = _isolation_level(config.isolation)
+        level = available_level(config.isolation).level  # probed once per caller process
         runner = shared_runners().take(kind, gpu_index, level)
+        try:
+            probe_runner = shared_runners().take(kind, gpu_index, level)
+        except OSError:
+            runner.kill()
+            raise
     except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
-        return _environment_failure(problem, config, kind, f"no candidate sandbox: {exc}", start)
-    try:
-        probe_runner = shared_runners().take(kind, gpu_index, level)
-    except OSError as exc:
-        runner.kill()
-        return _environment_failure(problem, config, kind, f"no candidate sandbox: {exc}", start)
+        failure = EvalResult(status="runtime_error", error=f"[drk] environment failure: no candidate sandbox: {exc}",
+                             env_error=True)
+        return _without_judge(failure, problem, config, kind, start)
     payload = {
         "problem_source": problem.source,
         "problem_name": problem.name,
@@ -116,20 +114,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     return result
 
 
-def _isolation_level(requested: str) -> str:
-    """The sandbox level, probed once per caller process.
-
-    Raises:
-        IsolationUnavailable: no sandbox of the kind asked for works here.
-    """
-    return available_level(requested).level
-
-
-def _environment_failure(problem: Problem, config: EvalConfig, kind: str, why: str, start: float) -> EvalResult:
-    result = EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] environment failure: {why}",
-                        env_error=True, reference_mode=config.reference_mode, timing_policy=config.timing_policy,
-                        device="cpu (triton interpreter)" if kind == "cpu" else kind)
-    result.elapsed_s = time.monotonic() - start
+def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, kind: str, start: float) -> EvalResult:
+    """Complete a result decided before any judge ran (a malformed candidate, no sandbox)."""
+    result.problem, result.elapsed_s = problem.name, time.monotonic() - start
+    result.reference_mode, result.timing_policy = config.reference_mode, config.timing_policy
+    result.device = "cpu (triton interpreter)" if kind == "cpu" else kind
     result.feedback = make_feedback(result)
     return result
 

@@ -208,16 +208,19 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
     runner = probe_runner = None
     try:
         inside_dir = workdir or isolation.CANDIDATE_DIR
-        inside = {"main": f"{inside_dir}/candidate.py", **{v: f"{inside_dir}/candidate_{v}.py" for v in probes.VARIANTS}}
-        runner = RunnerProcess(handle, time.monotonic() + cfg.timeout_s, max_blob_bytes=cfg.max_output_bytes)
-        probe_runner = RunnerProcess(probe_handle, time.monotonic() + cfg.timeout_s, max_blob_bytes=cfg.max_output_bytes)
+        inside = f"{inside_dir}/candidate.py"  # where both runners write what they import
+        # one time limit for all the candidate's processes: a probe that runs out of it is the candidate's timeout
+        # (a probe limit of its own, read as "the kernels mattered", let a slow import hide a decoy)
+        deadline = time.monotonic() + cfg.timeout_s
+        runner = RunnerProcess(handle, deadline, max_blob_bytes=cfg.max_output_bytes)
+        probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
             ref = build_reference(payload, cfg, device)
             plan = plan_correctness(ref, cfg)
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
-        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, inside_dir, probe_runner)
+        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner)
         try:
             out.update(session.run())
         except Verdict as verdict:
@@ -228,7 +231,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             if session.stage == "startup":  # the candidate is not loaded yet: the runner did not start in time
                 return {**out, "internal_error": "the candidate's runner did not start in time"}
             out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
-                       f"(stuck in stage '{session.stage}')" + _where(runner, inside["main"], payload["candidate_source"]))
+                       f"(stuck in stage '{session.stage}')" + _where(runner, inside, payload["candidate_source"]))
         except wire.WireError as exc:
             how = runner.exit_description()
             if session.stage == "startup":  # the candidate is not loaded yet: this is drk's own failure
@@ -237,7 +240,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             out.update(status="runtime_error",
                        error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
                        f"'{session.stage}' (segfault, os._exit, out of memory or a CUDA fault)"
-                       + _where(runner, inside["main"], payload["candidate_source"]))
+                       + _where(runner, inside, payload["candidate_source"]))
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
     finally:
@@ -333,14 +336,12 @@ class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
     def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
-                 paths: dict[str, str], payload: dict[str, Any], timing_lock: Any, candidate_dir: str,
-                 probe_runner: RunnerProcess) -> None:
+                 candidate_path: str, payload: dict[str, Any], timing_lock: Any, probe_runner: RunnerProcess) -> None:
         self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
         self.probe_runner = probe_runner
-        self.paths, self.payload, self.timing_lock, self.candidate_dir = paths, payload, timing_lock, candidate_dir
+        self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
-        self._last_round: dict[str, Any] = {}
         #: bytes of one call's outputs (sizes the timing rounds)
         self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
                                  for e in plan.expected), default=0)
@@ -398,10 +399,9 @@ class Session:
         self._ask({"op": "load", "problem_source": self.payload["problem_source"],
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
-                   "candidate_dir": self.candidate_dir, "candidate_path": self.paths["main"],
+                   "candidate_dir": os.path.dirname(self.candidate_path), "candidate_path": self.candidate_path,
                    # each runner gets only what it runs: the candidate, or (probe runner) its variants
                    "candidate_source": self.payload["candidate_source"] if build_main else "",
-                   "variants": {k: self.paths[k] for k in probes.VARIANTS},
                    "variant_sources": {} if build_main else {
                        k: probes.make_variant(self.payload["candidate_source"], k) for k in probes.VARIANTS},
                    "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
@@ -419,8 +419,7 @@ class Session:
         t0 = time.perf_counter()
         answer, _ = self._ask({"op": "go"}, runner=runner)
         wall_ms = (time.perf_counter() - t0) * 1e3
-        self._last_round = _validate_round(answer, len(specs))
-        return self._last_round, wall_ms
+        return _validate_round(answer, len(specs)), wall_ms
 
     def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None,
               runner: RunnerProcess | None = None) -> list[Any]:
@@ -519,9 +518,6 @@ class Session:
         numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
         informative = [not _near_zero(e, self.cfg) for e in expected]
         probe = self.probe_runner
-        # one time limit for all the candidate's processes: a probe that runs out of it is the candidate's timeout
-        # (treating it as "the kernels mattered" let a slow import hide a decoy)
-        probe.deadline = self.runner.deadline
         try:
             wire.recv_frame(probe.from_runner, deadline=probe.deadline, max_blob_bytes=0)  # hello
             self._load(probe, build_main=False)

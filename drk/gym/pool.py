@@ -1,6 +1,6 @@
 """Evaluate many (problem, candidate) pairs concurrently, cached, one timing at a time per GPU.
 
-Each evaluation still runs in its own sandboxed runner (started ahead of time, one per evaluation, killed after it),
+Each evaluation still runs in its own sandboxed runners (started ahead of time, two per evaluation, killed after it),
 judged by its own child of a warm server that has imported torch, so a crash or a monkey-patch never outlives its
 candidate. Concurrency comes from threads that each drive one child:
 compilation, correctness checks and profiling overlap freely, while a per-GPU file lock (``GpuTimingLock``), held by
@@ -60,7 +60,7 @@ class Pool:
         self._warm_up()
 
     def _warm_up(self) -> None:
-        """Have a started runner ready for every worker (:mod:`drk.gym.warm`): start-up leaves the critical path."""
+        """Have started runners ready for every worker (:mod:`drk.gym.warm`): start-up leaves the critical path."""
         try:
             level = available_level(self.config.isolation).level
         except IsolationUnavailable:

@@ -99,7 +99,7 @@ class Runner:
         self.instruments = (recorder, tripwires, TrustSnapshot(extra=[module]))
         self.variants_as_main = not req.get("build_main", True)
         if not self.variants_as_main:  # a probe runner builds only the variants, when asked
-            self.models["main"] = self._build("main", path)
+            self.models["main"] = self._build("main")
         if req["device"] == "cuda" and req.get("flush_mb"):
             self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
         return {"ok": True, "device": _device_label(self.device)}, []
@@ -107,7 +107,7 @@ class Runner:
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
         if variant not in self.models:
-            self.models[variant] = self._build(variant, self.load_args["variants"][variant])
+            self.models[variant] = self._build(variant)
         specs = [CallSpec.from_dict(c) for c in req["calls"]]
         if req.get("lazy"):  # made call by call in `go`, as the judge's own rounds do
             inputs = rounds.LazyInputs(self.problem, specs, self.device)
@@ -137,7 +137,7 @@ class Runner:
                                                      modes, device=self.device, flush=self.flush, keep=keep)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
-                              "message": _trim_traceback(failed.exc, self._path(variant))}}, []
+                              "message": _trim_traceback(failed.exc, self.load_args["candidate_path"])}}, []
         self.last_outputs = outputs
         return {"times_ms": times, "outputs": output_digests, "inputs": input_digests}, []
 
@@ -172,17 +172,13 @@ class Runner:
 
     # --- helpers ------------------------------------------------------------------------------------------------
 
-    def _path(self, variant: str) -> str:
-        if variant == "main" or self.variants_as_main:
-            return self.load_args["candidate_path"]
-        return self.load_args["variants"][variant]
-
-    def _build(self, variant: str, path: str) -> torch.nn.Module:
-        name = f"drk_candidate_{variant}"
-        if self.variants_as_main:
-            # in the probe runner a variant is imported as the candidate itself (same module name, same file, alone
-            # in its directory), so neither tells it apart from the real run
-            path, name = self.load_args["candidate_path"], "drk_candidate_main"
+    def _build(self, variant: str) -> torch.nn.Module:
+        """Import the candidate, or (probe runner only) one of its variants: both as the same module from the same
+        file, alone in its directory, so neither tells a probe from the real run."""
+        path, name = self.load_args["candidate_path"], "drk_candidate_main"
+        if variant != "main":
+            if not self.variants_as_main:
+                raise RuntimeError("this runner runs the candidate itself, not its probe variants")
             _write_sources(self.load_args["candidate_dir"], {path: self.load_args["variant_sources"][variant]})
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)

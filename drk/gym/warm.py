@@ -62,7 +62,6 @@ class StartedRunner:
 
     proc: subprocess.Popen
     handle: RunnerHandle
-    key: tuple[str, int, str]
     _closed: bool = field(default=False, repr=False)
 
     def alive(self) -> bool:
@@ -112,7 +111,7 @@ def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
     proc.stdout.close()
     for fd in (to_runner_w, from_runner_r, output):
         os.set_inheritable(fd, False)
-    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), (device, gpu_index, level))
+    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output))
 
 
 def _widen(fd: int, size: int = 2**20) -> None:
@@ -143,7 +142,7 @@ class WarmRunners:
 
     def take(self, device: str, gpu_index: int, level: str) -> StartedRunner:
         key = (device, gpu_index, level)
-        runner = None
+        runner, dead = None, []
         with self._lock:
             idle = self._idle[key]
             while idle and runner is None:
@@ -151,7 +150,9 @@ class WarmRunners:
                 if candidate.alive():
                     runner = candidate
                 else:
-                    candidate.kill()
+                    dead.append(candidate)
+        for candidate in dead:  # reaped outside the lock: other evaluations need not wait for it
+            candidate.kill()
         self._top_up(key)
         return runner if runner is not None else start_runner(device, gpu_index, level)
 
