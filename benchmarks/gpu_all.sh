@@ -20,15 +20,16 @@ bash scripts/sandbox_permissions.sh python3
 python3 -c "from drk.gym.isolation import _probe; print('sandbox probe:', {l: _probe(l) or 'works' for l in ('uid', 'namespace')})" 2>&1 | tee "$OUT/sandbox.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 case $PART in
-cv)  # the CV with runners started ahead measured 4-10 % (one evaluation in five off by ~20 %): which of a spare
-     # starting during an evaluation, or the profiler warmed in every runner, moves timings?
-  for variant in "--spares 0" "--spares 1"; do
-    for warm in 1 0; do
-      DRK_WARM_PROFILER=$warm timeout 100 python3 benchmarks/gym_timing.py --spread relu2 matmul --policies drk \
-        --repeats 5 --batch 0 $variant > "$OUT/cv_${variant// /}_warm$warm.log" 2>&1
-      echo "$variant warm_profiler=$warm:"; grep -E '^(relu2|matmul)' "$OUT/cv_${variant// /}_warm$warm.log"
-    done
-  done ;;
+cv)  # which of a spare runner starting during an evaluation, or the profiler warmed in every runner, moves
+     # timings (one evaluation in five was off by ~20 %); then the CV inside a Pool of 8 with other candidates
+  for variant in "0 1" "2 1" "2 0"; do
+    set -- $variant
+    DRK_WARM_PROFILER=$2 timeout 110 python3 benchmarks/gym_timing.py --spread relu2 matmul --policies drk \
+      --repeats 5 --batch 0 --spares $1 > "$OUT/cv_spares$1_warm$2.log" 2>&1
+    echo "spares=$1 warm_profiler=$2:"; grep -E '^ *(relu2|matmul)' "$OUT/cv_spares$1_warm$2.log"
+  done
+  timeout 150 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 0 --batch 0 --workers 8 \
+    --pool-copies 8 > "$OUT/cv_pool.log" 2>&1; echo "pool exit $?"; grep -E '^pool|Error' "$OUT/cv_pool.log" ;;
 checks)
   timeout 150 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
   grep -E "^BAD|NOT REP|pairs" "$OUT/examples.log" | tail -8

@@ -35,17 +35,52 @@ def spread(problem_name: str, repeats: int, policy: str) -> dict:
     candidate = example_candidate("good", problem_name)
     cfg = EvalConfig(timing_policy=policy, timeout_s=300)
     speedups, ref_ms, kernel_ms, coverage = [], [], [], []
-    for _ in range(repeats):
+    for i in range(repeats):
         result = evaluate(problem, candidate, device="cuda", config=cfg)
         assert result.status == "correct", result.error
         speedups.append(result.speedup)
         ref_ms.append(result.ref_ms)
         kernel_ms.append(result.kernel_ms)
         coverage.append(result.coverage)
+        print(f"  {problem_name} {policy} #{i}: speedup {result.speedup:.4f} ref {result.ref_ms:.4f} ms "
+              f"kernel {result.kernel_ms:.4f} ms  stages {_stages(result)}", flush=True)
     cv = statistics.stdev(speedups) / statistics.fmean(speedups)
     return {"problem": problem_name, "policy": policy, "speedup_mean": statistics.fmean(speedups),
             "speedup_cv_pct": 100 * cv, "ref_ms": statistics.median(ref_ms), "kernel_ms": statistics.median(kernel_ms),
             "speedups": speedups, "coverage": coverage}
+
+
+def _stages(result) -> str:
+    return " ".join(f"{k}={v:.1f}" for k, v in (result.stage_s or {}).items())
+
+
+def pool_spread(problem_names: list[str], copies: int, workers: int) -> list[dict]:
+    """The CV of one candidate's speedup when its evaluations share a Pool with other candidates (each copy a new
+    source, so nothing is cached): what a training run's rewards see, with other evaluations' GPU work around."""
+    kinds = ["lazy", "wrong", "decoy"]
+    jobs, owners = [], []
+    for i in range(copies):
+        for name in problem_names:
+            problem = example_problem(name)
+            jobs.append((problem, example_candidate("good", name) + f"\n# copy {i}\n"))
+            owners.append(name)
+            jobs.append((example_problem("relu2"), example_candidate(kinds[i % 3]) + f"\n# filler {i} {name}\n"))
+            owners.append(None)
+    with tempfile.TemporaryDirectory() as cache_dir:
+        pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False)
+        start = time.monotonic()
+        results = pool.map(jobs)
+        per_min = len(jobs) / (time.monotonic() - start) * 60
+    rows = []
+    for name in problem_names:
+        mine = [r for r, owner in zip(results, owners) if owner == name]
+        speedups = [r.speedup for r in mine if r.status == "correct" and r.speedup]
+        cv = statistics.stdev(speedups) / statistics.fmean(speedups) if len(speedups) > 1 else float("nan")
+        rows.append({"problem": name, "workers": workers, "n": len(mine), "n_correct": len(speedups),
+                     "speedup_mean": statistics.fmean(speedups) if speedups else None, "speedup_cv_pct": 100 * cv,
+                     "speedups": speedups, "evals_per_min": per_min,
+                     "statuses": sorted({r.status for r in mine})})
+    return rows
 
 
 def throughput(batch: int, workers: int) -> dict:
@@ -91,18 +126,28 @@ def main() -> None:
     parser.add_argument("--spares", type=int, default=None,
                         help="runners started ahead (drk.gym.warm; default 1): 0 tells whether a spare starting "
                              "during an evaluation moves its timings")
+    parser.add_argument("--pool-copies", type=int, default=0,
+                        help="also the CV inside a Pool: this many copies of each --spread example's good candidate, "
+                             "each beside a failing filler candidate, through Pool(--workers)")
     args = parser.parse_args()
     if args.spares is not None:
         from drk.gym.warm import shared_runners
 
         shared_runners().spares = args.spares
     report = {"spares": args.spares, "warm_profiler": os.environ.get("DRK_WARM_PROFILER", "1"), "clocks_before": gpu_clocks(), "spread": [], "throughput": None}
-    for name in args.spread:
+    for name in args.spread if args.repeats > 1 else []:
         for policy in args.policies:
             row = spread(name, args.repeats, policy)
             report["spread"].append(row)
             print(f"{name:7s} {policy:8s} speedup {row['speedup_mean']:.3f}x  CV {row['speedup_cv_pct']:.2f} %  "
                   f"ref {row['ref_ms']:.3f} ms  kernel {row['kernel_ms']:.3f} ms  PR {row['coverage']}", flush=True)
+    if args.pool_copies:
+        report["pool_spread"] = pool_spread(args.spread, args.pool_copies, args.workers)
+        for row in report["pool_spread"]:
+            print(f"pool({row['workers']}) {row['problem']:7s} speedup {row['speedup_mean']}  CV "
+                  f"{row['speedup_cv_pct']:.2f} %  correct {row['n_correct']}/{row['n']}  statuses {row['statuses']}  "
+                  f"{row['evals_per_min']:.1f} evals/min  speedups {[round(x, 3) for x in row['speedups']]}",
+                  flush=True)
     report["clocks_after"] = gpu_clocks()
     if args.batch:
         report["throughput"] = throughput(args.batch, args.workers)

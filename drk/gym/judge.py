@@ -558,6 +558,7 @@ class Session:
         same_inputs = cuda and cfg.timing_policy == "authors"
         fixed_seed = self._fresh_seed()
         samples: dict[str, list[float]] = {"ref": [], "cand": []}
+        lates: dict[str, list[float]] = {"ref": [], "cand": []}  # end -> settled per call (see rounds.settled_times)
         gaps: list[float] = []
         lock = self.timing_lock if cuda else None
         if lock is not None:
@@ -570,15 +571,18 @@ class Session:
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
                 pick = self.ref.seeds.below(count)  # the call checked element by element (secret until the round ends)
                 first_ref = r % 2 == 0
+                ref_lates: list[float] = []
                 if first_ref:
-                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates)
                 cand, cand_wall = self.candidate_round(specs, lazy=True)
                 if not first_ref:
-                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates)
                 ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked)
                 if r >= 0:
                     samples["ref"].extend(ref_times)
                     samples["cand"].extend(cand["times_ms"])
+                    lates["ref"].extend(ref_lates)
+                    lates["cand"].extend(cand["late_ms"])
                     # the sampled fetch counts as the candidate's time: work deferred from `go` to it shows here
                     gaps.append((cand_wall + cand_fetch_ms - sum(cand["times_ms"]))
                                 - (ref_wall + ref_check_ms - sum(ref_times)))
@@ -587,6 +591,9 @@ class Session:
         finally:
             if lock is not None:
                 lock.release()
+        # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
+        # later than the reference's; the reference is trusted code and keeps its GPU-only times
+        samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])
         centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
         ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"])
         # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
@@ -597,12 +604,14 @@ class Session:
         result = {"ref_ms": ref_ms, "kernel_ms": cand_ms, "ref_ms_iqr": _iqr(samples["ref"]),
                   "kernel_ms_iqr": _iqr(samples["cand"]), "timing_backend": backend,
                   "unaccounted_ms": wire.finite_or_none(hidden / max(per_round, 1)),
+                  "settle_excess_ms": wire.finite_or_none(settle_excess),
                   "mismatch": (not math.isfinite(hidden)) or hidden > slack or min(samples["cand"]) <= 0}
         if cuda:
             result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None
         return result
 
-    def reference_round(self, specs: list[CallSpec], pick: int) -> tuple[list[float], float, list[Any], list[Any]]:
+    def reference_round(self, specs: list[CallSpec], pick: int,
+                        lates: list[float] | None = None) -> tuple[list[float], float, list[Any], list[Any]]:
         """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
         and input digests), so both sides' wall time beyond their call times is comparable. Keeps the digests of
         every call and the outputs of call ``pick`` only."""
@@ -619,7 +628,7 @@ class Session:
         t0 = time.perf_counter()
         times, digests = rounds.run_round(model, rounds.LazyInputs(self.ref.module, specs, self.ref.device),
                                           [s.mode for s in specs], device=self.ref.device, flush=self.ref.flush,
-                                          keep=keep)
+                                          keep=keep, lates=lates)
         wall = (time.perf_counter() - t0) * 1e3
         return times, wall, digests, picked
 
@@ -663,12 +672,15 @@ class Session:
 
 def _validate_round(answer: dict[str, Any], n: int) -> dict[str, Any]:
     times, outputs, inputs = answer.get("times_ms"), answer.get("outputs"), answer.get("inputs")
-    if not (isinstance(times, list) and isinstance(outputs, list) and isinstance(inputs, list)):
+    lates = answer.get("late_ms")
+    if not (isinstance(times, list) and isinstance(outputs, list) and isinstance(inputs, list)
+            and isinstance(lates, list)):
         raise wire.WireError("malformed round answer")
-    if not (len(times) == len(outputs) == len(inputs) == n):
+    if not (len(times) == len(outputs) == len(inputs) == len(lates) == n):
         raise wire.WireError("round answer has the wrong number of calls")
-    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in times):
-        raise wire.WireError("round answer has non-numeric times")
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t >= 0
+               for t in times + lates):
+        raise wire.WireError("round answer has non-numeric or negative times")
     if not all(isinstance(o, list) for o in outputs) or not all(isinstance(i, list) for i in inputs):
         raise wire.WireError("malformed digests")
     return answer

@@ -14,6 +14,7 @@ work outside its reported times (``timing_mismatch``).
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -93,21 +94,26 @@ class CallFailed(Exception):
         self.index, self.exc = index, exc
 
 
-#: Host latency allowed between a call's end event and the event recorded after a whole-device synchronise; more
-#: means the call left work running on another stream (measured: an idle H200 host answers in ~0.01-0.02 ms).
+#: How much later than the reference's a candidate's calls may typically settle: the median over a timing of
+#: ``end -> settled`` (the host's latency after a whole-device synchronise) on the candidate's side minus the same on
+#: the reference's. More means its calls left work running on another stream or thread (charged then, see
+#: :func:`settled_times`). Measured per call the host latency itself is noisy (a busy host answers the synchronise
+#: 0.01-0.2 ms late), which is why the decision is taken on medians of both sides, never per call.
 SETTLE_SLACK_MS = 0.05
 
 
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
               device: torch.device, flush: torch.Tensor | None,
-              keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None) -> tuple[list[float], list[Any]]:
+              keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
+              lates: list[float] | None = None) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
-    synchronised and a third event (``settled``) recorded. The call's time is ``start -> end`` (GPU clock only: no host
-    latency in it), unless ``end -> settled`` exceeds :data:`SETTLE_SLACK_MS` — then work the call left on some other
-    stream (or a thread's launches) was still running, and the time is ``start -> settled``: such work counts, whether
-    or not the candidate waits for it. Both sides run the same loop. On CPU the clock is ``perf_counter``.
+    synchronised and a third event (``settled``) recorded. The call's time is ``start -> end`` (the GPU's clock only:
+    no host latency in it); ``end -> settled`` goes to ``lates`` when given. It is the host's latency after the
+    synchronise plus any work the call left running on another stream or thread: the judge compares its median with
+    the reference's (:data:`SETTLE_SLACK_MS`) and charges such work when the candidate's is larger. Both sides run
+    the same loop. On CPU the clock is ``perf_counter`` and ``lates`` get 0.
 
     ``input_sets`` may be a :class:`LazyInputs` (each set made just before its call, untimed, and dropped after it);
     ``keep(index, inputs, outputs)`` says what to keep of each call (default: the outputs), so a round of big
@@ -132,17 +138,37 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
                 torch.cuda.synchronize()
                 settled.record()
                 settled.synchronize()
-                late = end.elapsed_time(settled)
-                times.append(start.elapsed_time(end) if late <= SETTLE_SLACK_MS else start.elapsed_time(settled))
+                times.append(start.elapsed_time(end))
+                if lates is not None:
+                    lates.append(end.elapsed_time(settled))
             else:
                 t0 = _perf_counter()
                 out = call_model(model, inputs, mode)
                 times.append((_perf_counter() - t0) * 1e3)
+                if lates is not None:
+                    lates.append(0.0)
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data for the judge
             raise CallFailed(index, exc) from None
         kept.append(keep(index, inputs, out) if keep is not None else out)
         del inputs, out
     return times, kept
+
+
+def settled_times(times: Sequence[float], lates: Sequence[float], ref_lates: Sequence[float]) -> tuple[list[float], float]:
+    """The candidate's call times with left-running work charged, and by how much its calls typically settled later
+    than the reference's (``median(lates) - median(ref_lates)``, ms).
+
+    When that excess is over :data:`SETTLE_SLACK_MS` the calls left work running on other streams or threads
+    (an honest call leaves none: its ``end -> settled`` is the same host latency as the reference's), and every call
+    is charged ``start -> settled``; otherwise the GPU-only ``start -> end`` times stand. A candidate leaving work in
+    fewer than half of its calls moves neither median: its typical call (what the speedup uses) is a whole one.
+    """
+    if not lates or not ref_lates:
+        return list(times), 0.0
+    excess = statistics.median(lates) - statistics.median(ref_lates)
+    if excess > SETTLE_SLACK_MS:
+        return [t + late for t, late in zip(times, lates)], excess
+    return list(times), excess
 
 
 class LazyInputs(Sequence):

@@ -125,7 +125,7 @@ class Runner:
     def op_go(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant, inputs, modes, seed = self.prepared
         recorder = self.instruments[0]
-        outputs, input_digests = [], []
+        outputs, input_digests, lates = [], [], []
 
         def keep(index: int, call_inputs: Any, out: list[Any]) -> list[dict[str, Any]]:
             outputs.append(out)
@@ -134,12 +134,13 @@ class Runner:
 
         try:
             times, output_digests = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs,
-                                                     modes, device=self.device, flush=self.flush, keep=keep)
+                                                     modes, device=self.device, flush=self.flush, keep=keep,
+                                                     lates=lates)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
                               "message": _trim_traceback(failed.exc, self.load_args["candidate_path"])}}, []
         self.last_outputs = outputs
-        return {"times_ms": times, "outputs": output_digests, "inputs": input_digests}, []
+        return {"times_ms": times, "late_ms": lates, "outputs": output_digests, "inputs": input_digests}, []
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]

@@ -93,3 +93,25 @@ def test_reference_digests_bound_is_the_allclose_tolerance():
     ref = torch.randn(1000, dtype=torch.float64)
     (record,) = rounds.reference_digests([ref], 1, 1e-2, 1e-2)
     assert record["bound"] == pytest.approx(1e-2 * 1000 + 1e-2 * float(ref.abs().sum()), rel=1e-6)
+
+
+def test_settled_times_charge_left_running_work_only_beyond_the_references_host_latency():
+    times = [1.0, 1.0, 1.0, 1.0, 1.0]
+    ref_lates = [0.02, 0.03, 0.02, 0.2, 0.02]  # a busy host: one slow wake-up
+    # an honest call: the same host latency as the reference's (noisy per call, one spike) -> GPU-only times stand
+    honest, excess = rounds.settled_times(times, [0.03, 0.02, 0.25, 0.02, 0.03], ref_lates)
+    assert honest == times and abs(excess - 0.01) < 1e-9
+    # work left running on a side stream in most calls -> every call is charged start -> settled
+    left = [0.9, 0.8, 0.02, 0.9, 0.9]
+    charged, excess = rounds.settled_times(times, left, ref_lates)
+    assert charged == [t + late for t, late in zip(times, left)] and excess > rounds.SETTLE_SLACK_MS
+    # in fewer than half of the calls: the typical call (the median the speedup uses) is a whole one
+    few = [0.9, 0.02, 0.02, 0.9, 0.03]
+    assert rounds.settled_times(times, few, ref_lates)[0] == times
+
+
+def test_run_round_reports_a_late_per_call():
+    lates: list[float] = []
+    times, _ = rounds.run_round(lambda x: x * 2, [[torch.randn(4)], [torch.randn(4)]], ["eval", "eval"],
+                                device=torch.device("cpu"), flush=None, lates=lates)
+    assert len(times) == len(lates) == 2 and lates == [0.0, 0.0]
