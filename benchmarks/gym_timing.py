@@ -79,7 +79,10 @@ def pool_spread(problem_names: list[str], copies: int, workers: int) -> list[dic
         rows.append({"problem": name, "workers": workers, "n": len(mine), "n_correct": len(speedups),
                      "speedup_mean": statistics.fmean(speedups) if speedups else None, "speedup_cv_pct": 100 * cv,
                      "speedups": speedups, "evals_per_min": per_min,
-                     "statuses": sorted({r.status for r in mine})})
+                     "statuses": sorted({r.status for r in mine}),
+                     "hack_reasons": sorted({x for r in mine for x in (r.hack_reasons or [])}),
+                     "unaccounted_ms": [r.unaccounted_ms for r in mine],
+                     "settle_excess_ms": [r.settle_excess_ms for r in mine]})
     return rows
 
 
@@ -146,7 +149,9 @@ def main() -> None:
         for row in report["pool_spread"]:
             print(f"pool({row['workers']}) {row['problem']:7s} speedup {row['speedup_mean']}  CV "
                   f"{row['speedup_cv_pct']:.2f} %  correct {row['n_correct']}/{row['n']}  statuses {row['statuses']}  "
-                  f"{row['evals_per_min']:.1f} evals/min  speedups {[round(x, 3) for x in row['speedups']]}",
+                  f"{row['evals_per_min']:.1f} evals/min  speedups {[round(x, 3) for x in row['speedups']]}  "
+                  f"hack reasons {row['hack_reasons']}  unaccounted_ms {row['unaccounted_ms']}  "
+                  f"settle_excess_ms {row['settle_excess_ms']}",
                   flush=True)
     report["clocks_after"] = gpu_clocks()
     if args.batch:

@@ -1,17 +1,32 @@
-"""One timing at a time per physical GPU, across threads, pools, processes and users of a host.
+"""One timing at a time per physical GPU, and no other evaluation's GPU work while it runs.
 
-A ``flock`` on a file named after the GPU: any two evaluations that time on the same GPU serialise, whether they
-come from one ``Pool`` or from two training runs side by side, and the OS releases the lock when its holder dies,
-so a candidate killed mid-timing (timeout, segfault) cannot wedge the GPU for everyone else — which a
-``multiprocessing.Lock`` held by a killed child would.
+A reader/writer lock made of two ``flock``s on files named after the GPU. A timing takes it *exclusively*
+(:meth:`GpuTimingLock.acquire`); every other piece of GPU work of an evaluation — building the reference, each
+request to a runner (correctness, probes, profiling), a spare runner creating its CUDA context — takes it *shared*
+(:meth:`GpuTimingLock.shared`). Shared holders overlap freely; a timing waits for those in flight and keeps new ones
+out until it ends, so a kernel from another process never lands inside a timed call (the GPU time-slices contexts: a
+neighbour's work inflates whichever call it lands in — measured on the H200 as 5-15 % run-to-run noise on a
+compute-bound matmul inside a busy pool). A third file is a turnstile: a timing that waits holds it, so a stream of
+overlapping shared holders cannot starve it.
+
+Any two evaluations on the same GPU obey it, whether they come from one ``Pool`` or from two training runs side by
+side, and the OS releases a lock when its holder dies, so a candidate killed mid-timing (timeout, segfault) cannot
+wedge the GPU for everyone else — which a ``multiprocessing.Lock`` held by a killed child would.
+Only cooperating code takes it: a candidate's own threads are not held back by it (see docs/environment.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
+
+#: How long a timing waits for other evaluations' GPU work in flight to finish before it goes ahead regardless.
+QUIET_WAIT_S = 5.0
 
 
 def physical_gpu_id(index: int) -> str:
@@ -21,27 +36,83 @@ def physical_gpu_id(index: int) -> str:
 
 
 class GpuTimingLock:
-    """Picklable (travels to the sandbox child as its path); ``acquire`` blocks until this GPU is free."""
+    """Picklable (travels to the judge as its paths); :meth:`acquire` blocks until this GPU is free of timings and of
+    shared holders; :meth:`shared` until no timing runs or waits. Not for use by two threads at once."""
 
     def __init__(self, gpu_index: int = 0, lock_dir: str | Path | None = None) -> None:
         directory = Path(lock_dir or os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir())
         directory.mkdir(parents=True, exist_ok=True)
         self.path = str(directory / f"drk-gpu-{physical_gpu_id(gpu_index)}.lock")
-        self._fd: int | None = None
+        self.gate_path = self.path + ".gate"
+        self._fd: int | None = None  # held exclusively (a timing)
+        self._gate_fd: int | None = None
+        self._shared_fd: int | None = None
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "_fd": None}
+        return {"path": self.path, "gate_path": self.gate_path, "_fd": None, "_gate_fd": None, "_shared_fd": None}
 
-    def acquire(self) -> None:
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("gate_path", self.path + ".gate")
+        self.__dict__.setdefault("_gate_fd", None)
+        self.__dict__.setdefault("_shared_fd", None)
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock exclusively now."""
+        return self._fd is not None
+
+    def acquire(self, quiet_wait_s: float = QUIET_WAIT_S) -> bool:
+        """Exclusive: wait at the turnstile (other timings; new shared holders then wait behind it), then up to
+        ``quiet_wait_s`` for shared holders in flight to leave. Returns whether they did: a shared holder stuck
+        longer (a hanging candidate's request) cannot stall every timing on the GPU; that timing goes ahead
+        holding the turnstile, and says it was not quiet."""
+        gate = _locked(self.gate_path, fcntl.LOCK_EX)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        self._fd = fd
+        deadline = time.monotonic() + quiet_wait_s
+        quiet = False
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    quiet = True
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.001)
+        except BaseException:
+            os.close(fd)
+            _unlock(gate)
+            raise
+        self._fd, self._gate_fd = fd, gate  # an fd without the flock: release unlocks nothing, closes it
+        return quiet
 
     def release(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            _unlock(fd)
+        if self._gate_fd is not None:
+            gate, self._gate_fd = self._gate_fd, None
+            _unlock(gate)
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        """GPU work that is not a timing: overlaps other shared holders, never a timing. A no-op while this object
+        already holds the lock (exclusively or shared), so a timing's own requests do not wait for themselves."""
+        if self._fd is not None or self._shared_fd is not None:
+            yield
+            return
+        gate = _locked(self.gate_path, fcntl.LOCK_EX)  # passes only when no timing holds or waits for the GPU
+        try:
+            self._shared_fd = _locked(self.path, fcntl.LOCK_SH)
+        finally:
+            _unlock(gate)
+        try:
+            yield
+        finally:
+            fd, self._shared_fd = self._shared_fd, None
+            _unlock(fd)
 
     def __enter__(self) -> GpuTimingLock:
         self.acquire()
@@ -49,3 +120,26 @@ class GpuTimingLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _locked(path: str, how: int) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, how)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _unlock(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def gpu_shared(lock: GpuTimingLock | None) -> contextlib.AbstractContextManager:
+    """``lock.shared()``, or nothing to hold (CPU evaluations, or a caller's timing lock without a shared side)."""
+    shared = getattr(lock, "shared", None)
+    return shared() if callable(shared) else contextlib.nullcontext()

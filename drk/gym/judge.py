@@ -35,6 +35,7 @@ import torch
 from drk.gym import correctness as C
 from drk.gym import isolation, probes, rounds, wire
 from drk.gym.config import EvalConfig
+from drk.gym.gpu_lock import gpu_shared
 from drk.gym.rounds import CallSpec
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
@@ -72,6 +73,7 @@ class RunnerProcess:
 
     def __init__(self, handle: Any, deadline: float, max_blob_bytes: int) -> None:
         self.pid, self.to_runner, self.from_runner = handle.pid, handle.to_runner, handle.from_runner
+        self.greeted = bool(getattr(handle, "greeted", False))
         self.deadline, self.max_blob_bytes = deadline, max_blob_bytes
         self.tail = bytearray()
         self.output_bytes = 0
@@ -91,6 +93,12 @@ class RunnerProcess:
             self.output_bytes += len(chunk)
             self.tail += chunk
             del self.tail[:-MAX_STDOUT_TAIL]
+
+    def await_hello(self) -> None:
+        """The runner's first frame, unless its starter already read it (a spare started under the GPU lock)."""
+        if not self.greeted:
+            wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=0)
+            self.greeted = True
 
     def request(self, header: dict[str, Any], max_blob_bytes: int | None = None) -> tuple[dict[str, Any], list[bytearray]]:
         try:
@@ -216,8 +224,9 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
-            ref = build_reference(payload, cfg, device)
-            plan = plan_correctness(ref, cfg)
+            with gpu_shared(timing_lock if device.type == "cuda" else None):  # never inside another's timing
+                ref = build_reference(payload, cfg, device)
+                plan = plan_correctness(ref, cfg)
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
         session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner)
@@ -352,7 +361,10 @@ class Session:
 
     def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None,
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
-        answer, blobs = (runner or self.runner).request(header, max_blob_bytes)
+        # a request's GPU work (correctness, probes, profile) never runs inside another evaluation's timing; during
+        # this evaluation's own timing the lock is held exclusively and this is a no-op
+        with gpu_shared(self.timing_lock if self.ref.device.type == "cuda" else None):
+            answer, blobs = (runner or self.runner).request(header, max_blob_bytes)
         error = answer.get("error")
         if error is not None:
             status = error.get("status") if isinstance(error, dict) else None
@@ -367,7 +379,7 @@ class Session:
     def run(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         self.reporter.stage("runner_start")  # stage_s shows any wait for a runner that was not warm yet
-        wire.recv_frame(self.runner.from_runner, deadline=self.runner.deadline, max_blob_bytes=0)  # hello
+        self.runner.await_hello()
         self._stage("import")
         self._load(self.runner, build_main=True)
         self._stage("correctness")
@@ -519,7 +531,7 @@ class Session:
         informative = [not _near_zero(e, self.cfg) for e in expected]
         probe = self.probe_runner
         try:
-            wire.recv_frame(probe.from_runner, deadline=probe.deadline, max_blob_bytes=0)  # hello
+            probe.await_hello()
             self._load(probe, build_main=False)
         except wire.WireTimeout:
             raise
@@ -561,8 +573,9 @@ class Session:
         lates: dict[str, list[float]] = {"ref": [], "cand": []}  # end -> settled per call (see rounds.settled_times)
         gaps: list[float] = []
         lock = self.timing_lock if cuda else None
+        quiet = None
         if lock is not None:
-            lock.acquire()
+            quiet = lock.acquire()
         try:
             for r in range(-1 if cuda else 0, n_rounds):  # round -1: warm-up (compiles, autotunes), not counted
                 count = min(cfg.warmup, per_round) if r < 0 else per_round
@@ -605,6 +618,8 @@ class Session:
                   "kernel_ms_iqr": _iqr(samples["cand"]), "timing_backend": backend,
                   "unaccounted_ms": wire.finite_or_none(hidden / max(per_round, 1)),
                   "settle_excess_ms": wire.finite_or_none(settle_excess),
+                  # False: another evaluation's GPU work was still running when the timing began (see gpu_lock)
+                  "timing_quiet": quiet if isinstance(quiet, bool) else None,
                   "mismatch": (not math.isfinite(hidden)) or hidden > slack or min(samples["cand"]) <= 0}
         if cuda:
             result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None

@@ -225,12 +225,19 @@ class _CandidateError(Exception):
         self.status, self.message = status, message
 
 
-def _setup_device(kind: str, gpu_index: int) -> torch.device:
+def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: int | None = None) -> torch.device:
     """Import Triton, create the CUDA context and start the profiler once: all before any candidate exists, so an
-    evaluation does not wait for them (CUPTI's first start-up alone took ~3.5 s on the H200)."""
+    evaluation does not wait for them (CUPTI's first start-up alone took ~3.5 s on the H200).
+
+    With ``fd_in``/``fd_out`` (a spare started by :mod:`drk.gym.warm`), the GPU part waits for the starter's word:
+    the starter gives it while holding the GPU's lock shared, so a runner's start never lands in another
+    evaluation's timing."""
     # TRITON_INTERPRET is in the environment we were started with, before triton is imported (it is read then).
     import triton.language  # noqa: F401
 
+    if kind != "cpu" and fd_in is not None and fd_out is not None:
+        wire.send_frame(fd_out, {"op": "imported"})
+        wire.recv_frame(fd_in, deadline=None, max_blob_bytes=0)  # "init"
     if kind == "cpu":
         return torch.device("cpu")
     torch.cuda.set_device(gpu_index)
@@ -309,7 +316,9 @@ def main(argv: list[str]) -> None:
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)
-    device = _setup_device(argv[3], int(argv[4])) if len(argv) > 4 else None
+    wait = len(argv) > 5 and argv[5] == "wait"
+    device = _setup_device(argv[3], int(argv[4]), *((int(argv[1]), int(argv[2])) if wait else ())) \
+        if len(argv) > 4 else None
     runner = Runner(int(argv[1]), int(argv[2]), device)
     try:
         runner.serve()

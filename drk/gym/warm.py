@@ -21,10 +21,12 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
-from drk.gym import isolation
+from drk.gym import isolation, wire
 
 #: Spare runners kept started per (device, GPU, isolation level) by default: an evaluation takes two (the
 #: candidate's and its probes').
@@ -42,6 +44,7 @@ class RunnerHandle:
     to_runner: int
     from_runner: int
     output: int
+    greeted: bool = False  # its hello was read by the starter (a spare whose GPU start ran under the lock)
 
     def fds(self) -> tuple[int, int, int]:
         return self.to_runner, self.from_runner, self.output
@@ -49,11 +52,11 @@ class RunnerHandle:
     def __reduce__(self):
         from multiprocessing import reduction
 
-        return _rebuild_handle, (self.pid, *(reduction.DupFd(fd) for fd in self.fds()))
+        return _rebuild_handle, (self.pid, self.greeted, *(reduction.DupFd(fd) for fd in self.fds()))
 
 
-def _rebuild_handle(pid: int, *dup_fds) -> RunnerHandle:
-    return RunnerHandle(pid, *(d.detach() for d in dup_fds))
+def _rebuild_handle(pid: int, greeted: bool, *dup_fds) -> RunnerHandle:
+    return RunnerHandle(pid, *(d.detach() for d in dup_fds), greeted=greeted)
 
 
 @dataclass
@@ -90,12 +93,24 @@ class StartedRunner:
             pass
 
 
-def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
-    """Start one sandboxed runner for ``device`` (``"cuda"``/``"cpu"``) on GPU ``gpu_index`` at isolation ``level``."""
+#: Seconds a spare may take to import torch and Triton, and then to create its CUDA context, before it is dropped.
+SPARE_IMPORT_S, SPARE_GPU_START_S = 120.0, 60.0
+
+
+def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) -> StartedRunner:
+    """Start one sandboxed runner for ``device`` (``"cuda"``/``"cpu"``) on GPU ``gpu_index`` at isolation ``level``.
+
+    With ``gpu_lock`` (a :class:`~drk.gym.gpu_lock.GpuTimingLock`; CUDA only) this waits until the runner is up, and
+    lets it create its CUDA context only while holding the lock shared: the spares' start-up never lands inside
+    another evaluation's timing. Without it the start is not waited for (the judge reads the hello).
+    """
     to_runner_r, to_runner_w = os.pipe()
     from_runner_r, from_runner_w = os.pipe()
     _widen(from_runner_w)  # outputs of hundreds of MB cross this pipe: fewer, larger reads
     argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index)]
+    gated = gpu_lock is not None and device == "cuda"
+    if gated:
+        argv.append("wait")
     try:
         proc = subprocess.Popen(isolation.sandbox_command(level, argv), pass_fds=(to_runner_r, from_runner_w),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -111,7 +126,28 @@ def start_runner(device: str, gpu_index: int, level: str) -> StartedRunner:
     proc.stdout.close()
     for fd in (to_runner_w, from_runner_r, output):
         os.set_inheritable(fd, False)
-    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output))
+    started = StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output))
+    if gated:
+        try:
+            _gpu_start(started.handle, gpu_lock)
+        except (wire.WireError, OSError) as exc:
+            started.kill()
+            raise OSError(f"a spare runner failed to start: {exc}") from None
+    return started
+
+
+def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
+    """The runner's two-phase start: wait for its imports, then let it create its CUDA context under the lock."""
+    from drk.gym.gpu_lock import gpu_shared
+
+    wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_IMPORT_S, max_blob_bytes=0)  # imported
+    with gpu_shared(gpu_lock):
+        wire.send_frame(handle.to_runner, {"op": "init"})
+        hello, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S,
+                                   max_blob_bytes=0)
+    if hello.get("op") != "hello":
+        raise wire.WireError(f"expected hello, got {str(hello.get('op'))[:40]!r}")
+    handle.greeted = True
 
 
 def _widen(fd: int, size: int = 2**20) -> None:
@@ -178,7 +214,7 @@ class WarmRunners:
             if key is None:
                 return
             try:
-                spare = start_runner(*key)
+                spare = start_runner(*key, gpu_lock=_gpu_lock(key))
             except OSError:
                 spare = None  # the evaluation that needs one starts it itself (and reports what fails)
             with self._lock:
@@ -197,6 +233,14 @@ class WarmRunners:
         self._requests.put(None)
         for runner in idle:
             runner.kill()
+
+
+def _gpu_lock(key: tuple[str, int, str]) -> Any:
+    if key[0] != "cuda":
+        return None
+    from drk.gym.gpu_lock import GpuTimingLock
+
+    return GpuTimingLock(key[1])
 
 
 _shared: WarmRunners | None = None

@@ -4,6 +4,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import time
 
 from drk.gym import GpuTimingLock
@@ -58,3 +59,57 @@ def test_locks_are_per_physical_gpu_and_picklable(tmp_path, monkeypatch):
     assert copy.path == a.path and copy._fd is None
     with b, copy:  # a different GPU does not block; the copy can take a's lock once a released it
         pass
+
+
+def _later(fn, delay: float = 0.3) -> threading.Thread:
+    thread = threading.Thread(target=lambda: (time.sleep(delay), fn()))
+    thread.start()
+    return thread
+
+
+def test_shared_holders_overlap(tmp_path):
+    a, b, timer = (GpuTimingLock(0, lock_dir=tmp_path) for _ in range(3))
+    t0 = time.monotonic()
+    with a.shared(), b.shared():  # two evaluations' GPU work at once: neither waits for the other
+        assert time.monotonic() - t0 < 1.0
+        assert timer.acquire(quiet_wait_s=0.2) is False  # a timing now would not be quiet
+        timer.release()
+    assert timer.acquire(quiet_wait_s=1.0) is True  # both left: quiet at once
+    timer.release()
+
+
+def test_a_timing_waits_for_shared_work_in_flight_then_keeps_new_work_out(tmp_path):
+    worker, timer, newcomer = (GpuTimingLock(0, lock_dir=tmp_path) for _ in range(3))
+    ctx = worker.shared()
+    ctx.__enter__()
+    _later(lambda: ctx.__exit__(None, None, None), 0.3)
+    t0 = time.monotonic()
+    assert timer.acquire(quiet_wait_s=5.0) is True  # quiet: the work in flight finished
+    assert time.monotonic() - t0 >= 0.25
+    entered = []
+    thread = threading.Thread(target=lambda: newcomer.shared().__enter__() or entered.append(time.monotonic()))
+    thread.start()
+    time.sleep(0.3)
+    assert not entered  # new GPU work waits while the timing runs
+    released_at = time.monotonic()
+    timer.release()
+    thread.join(5)
+    assert entered and entered[0] >= released_at
+
+
+def test_a_stuck_shared_holder_cannot_stall_timings(tmp_path):
+    stuck, timer = GpuTimingLock(0, lock_dir=tmp_path), GpuTimingLock(0, lock_dir=tmp_path)
+    with stuck.shared():
+        t0 = time.monotonic()
+        assert timer.acquire(quiet_wait_s=0.3) is False  # goes ahead, and says the GPU was not quiet
+        assert 0.25 <= time.monotonic() - t0 < 3
+        timer.release()
+
+
+def test_shared_is_a_no_op_inside_the_own_timing(tmp_path):
+    timer = GpuTimingLock(0, lock_dir=tmp_path)
+    assert timer.acquire(quiet_wait_s=1.0)
+    with timer.shared():  # the timing's own requests must not wait for the timing
+        assert timer.held
+    timer.release()
+    assert not timer.held

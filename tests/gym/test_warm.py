@@ -78,3 +78,55 @@ def test_an_evaluation_kills_its_runner():
         assert spare not in runners._idle[("cpu", 0, level)]
     with pytest.raises(ProcessLookupError):  # killed and reaped when its evaluation ended
         os.kill(spare.proc.pid, 0)
+
+
+def test_a_spares_gpu_start_runs_under_the_gpu_lock_shared(tmp_path):
+    """The starter lets a spare create its CUDA context only while holding the GPU lock shared: a timing asked for
+    meanwhile is not quiet; after the hello it is."""
+    import os
+    import threading
+
+    from drk.gym import GpuTimingLock, wire
+    from drk.gym.warm import RunnerHandle, _gpu_start
+
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    seen: dict[str, bool] = {}
+
+    def fake_runner() -> None:
+        wire.send_frame(from_w, {"op": "imported"})
+        request, _ = wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+        probe = GpuTimingLock(0, lock_dir=tmp_path)
+        seen["quiet_during_start"] = probe.acquire(quiet_wait_s=0.2)
+        probe.release()
+        seen["init"] = request.get("op") == "init"
+        wire.send_frame(from_w, {"op": "hello"})
+
+    thread = threading.Thread(target=fake_runner)
+    thread.start()
+    handle = RunnerHandle(0, to_w, from_r, -1)
+    _gpu_start(handle, GpuTimingLock(0, lock_dir=tmp_path))
+    thread.join(10)
+    assert seen == {"quiet_during_start": False, "init": True} and handle.greeted
+    timer = GpuTimingLock(0, lock_dir=tmp_path)
+    assert timer.acquire(quiet_wait_s=1.0) is True
+    timer.release()
+    for fd in (to_r, to_w, from_r, from_w):
+        os.close(fd)
+
+
+def test_runner_handles_carry_whether_their_hello_was_read():
+    import os
+    import pickle
+
+    from drk.gym.warm import RunnerHandle
+
+    fds = [os.open(os.devnull, os.O_RDONLY) for _ in range(3)]
+    try:
+        copy = pickle.loads(pickle.dumps(RunnerHandle(123, *fds, greeted=True)))
+        assert copy.pid == 123 and copy.greeted is True
+        for fd in copy.fds():
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)

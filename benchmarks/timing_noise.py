@@ -1,0 +1,81 @@
+"""Where does run-to-run timing noise come from? (GPU; no sandbox, no judge: drk's round loop alone.)
+
+    python benchmarks/timing_noise.py [--processes 4] [--repeats 3]
+
+For the relu2 and matmul examples, times the reference and the good candidate with :func:`drk.gym.rounds.run_round`
+(the loop both sides of an evaluation run: lazy inputs, 512 MB L2 flush, events) in ``--repeats`` rounds of 100
+calls inside one process, then does the same in ``--processes`` fresh processes one after another. If the
+speedup varies across processes but not within one, the noise is per process (where its buffers landed, its
+CUDA context), not the timer; if it varies within a process, it is the loop or the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from drk.examples import EXAMPLES_ROOT
+from drk.gym import rounds
+
+
+def _module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def one_process(repeats: int) -> dict:
+    device = torch.device("cuda", 0)
+    flush = torch.empty(512 * 2**20 // 4, dtype=torch.float32, device=device)
+    out = {}
+    for name in ("relu2", "matmul"):
+        problem = _module(EXAMPLES_ROOT / name / "problem.py", f"p_{name}")
+        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+            handle.write((EXAMPLES_ROOT / name / "candidates" / "good.py").read_text())
+        candidate = _module(handle.name, f"c_{name}")
+        ref = problem.Model(*problem.get_init_inputs()).to(device)
+        cand = candidate.ModelNew(*problem.get_init_inputs()).to(device)
+        rows = []
+        for r in range(repeats + 1):  # the first is a warm-up
+            specs = [rounds.CallSpec(1000 * r + i) for i in range(100)]
+            got = {}
+            for side, model in (("ref", ref), ("cand", cand)):
+                lates: list[float] = []
+                times, _ = rounds.run_round(model, rounds.LazyInputs(problem, specs, device), ["eval"] * 100,
+                                            device=device, flush=flush, keep=lambda *a: None, lates=lates)
+                got[side] = (statistics.median(times), statistics.median(lates))
+            if r:
+                rows.append({"ref_ms": got["ref"][0], "cand_ms": got["cand"][0], "speedup": got["ref"][0] / got["cand"][0],
+                             "ref_late_ms": got["ref"][1], "cand_late_ms": got["cand"][1]})
+        out[name] = rows
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(one_process(args.repeats)))
+        return
+    for p in range(args.processes):
+        text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats)],
+                              capture_output=True, text=True, check=True).stdout
+        for name, rows in json.loads(text.strip().splitlines()[-1]).items():
+            cells = "  ".join(f"{r['speedup']:.4f} (ref {r['ref_ms']:.4f} cand {r['cand_ms']:.4f} "
+                              f"late {r['ref_late_ms']:.3f}/{r['cand_late_ms']:.3f})" for r in rows)
+            print(f"process {p} {name:6s} {cells}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
