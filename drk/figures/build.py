@@ -228,6 +228,35 @@ def make_mini_summary(out_dir, mini_dir) -> list[Path]:
     return [out / "table_mini_summary.md", out / "table_mini_summary.csv"]
 
 
+def make_mini2_figures(out_dir, runs_dir, setting: str = "main") -> list[Path]:
+    """mini2's figures with bands over seeds (:mod:`drk.figures.mini2`) from a grid's tree
+    (:mod:`drk.mini2.runs`), as ``mini2_<setting>_*``; nothing when ``runs_dir`` is None or has no finished run."""
+    from drk.figures import mini2
+    from drk.mini2.runs import load_stts, load_training
+
+    if runs_dir is None or not Path(runs_dir).is_dir():
+        return []
+    log, stts = load_training(runs_dir, setting), load_stts(runs_dir, setting)
+    source = (f"Mean over seeds, band: 95 % t-interval of the mean. Data: {display_path(runs_dir)}/{setting} "
+              "(drk.mini2.runs).")
+    made = []
+    for stem, plot, title in (
+        ("estimators", mini2.plot_estimators, "TRLOO vs GRPO: training reward and held-out Fast@1.2 vs RL step."),
+        ("hacking_check", mini2.plot_hacking_check, "With vs without the hacking check (Figs 2 left, 8)."),
+        ("turns", mini2.plot_turns, "Multi- vs single-turn training, gamma = 1 vs 0 (Fig 4)."),
+        ("mrs", mini2.plot_mrs, "MRS under rollout/trainer mismatches (Figs 5/7)."),
+        ("prs", mini2.plot_prs, "PR reward and PRS soft/hard: Fast@1.2 and mean PR (Fig 9)."),
+    ):
+        if not log.empty:
+            fig, _ = plot(log)
+            made += _save(fig, out_dir, f"mini2_{setting}_{stem}", f"{title} {source}")
+    if not stts.empty:
+        fig, _ = mini2.plot_stts_seeds(stts)
+        made += _save(fig, out_dir, f"mini2_{setting}_stts", "STTS on the trloo checkpoints: best-of-history "
+                      f"Fast@1.2 vs turn, vanilla vs best-w (w = 4) (Fig 6). {source}", stts)
+    return made
+
+
 def make_all(out_dir, ours=None, training=None) -> list[Path]:
     """Every figure and table that the available data allows; returns the written paths.
 

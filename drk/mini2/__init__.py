@@ -38,6 +38,12 @@ through ``drk.gym.Pool`` into ``results/mini2/verdicts.csv`` + a JSON sidecar (G
 EvalConfig); ``load_verdicts(path).verdict(problem, program)`` then answers in microseconds on any machine, and
 :class:`~drk.mini2.verdicts.LiveVerdicts` answers the same calls by judging live (the check that the table is a
 cache, not a model). Rows carry the problem's and the candidate's source hashes; a stale table is refused.
+
+**Experiments** (items 5-8; ``results/mini2/PLAN.md`` is the pre-registered analysis): :mod:`drk.mini2.sft` and
+:mod:`drk.mini2.rl` train, :mod:`drk.mini2.evaluate` evaluates; :mod:`drk.mini2.experiment` runs the plan's seeds x
+variants x settings grid into one resumable tree (:mod:`drk.mini2.runs`); :mod:`drk.mini2.endpoints` says what a
+held-out evaluation point records and how a run's numbers are made from them; :mod:`drk.mini2.claims` (with
+:mod:`drk.mini2.stats`) writes the claims table; :mod:`drk.figures.mini2` draws the figures with bands over seeds.
 """
 
 from drk.mini2.feedback import FEEDBACK_TOKENS, feedback_tokens

@@ -1,4 +1,5 @@
-"""``python -m drk.mini2 sft|rl|eval``: the mini2 policy's cold start, one RL variant, held-out evaluation.
+"""``python -m drk.mini2 sft|rl|eval|grid|claims|figures``: the mini2 policy's cold start, one RL variant, held-out
+evaluation; the seeds x variants grid of results/mini2/PLAN.md, its claims table and its figures.
 
 Settings are a :class:`~drk.mini2.config.Mini2Config`: ``--config FILE`` (YAML/JSON) then ``--set KEY=VALUE``
 overrides, e.g. for the partial verdict table (problems 0-12)::
@@ -11,6 +12,14 @@ overrides, e.g. for the partial verdict table (problems 0-12)::
 ``sft`` writes ``<out_dir>/sft/seed<seed>/{checkpoint,demos.jsonl,sft_log.jsonl}``; ``rl`` starts from that
 checkpoint (or ``--init``) and writes ``<out_dir>/rl/<variant>/seed<seed>/{log.jsonl,episodes.jsonl,final}``;
 ``eval`` writes ``<label>_records.jsonl`` and ``<label>_summary.csv`` next to the checkpoint (or ``--out``).
+
+The grid (:mod:`drk.mini2.experiment`; resumable: run the same command again to finish it), then the claims table
+(:mod:`drk.mini2.claims`) and the figures with bands over seeds (:mod:`drk.figures.mini2`)::
+
+    python -m drk.mini2 grid --out runs/m2grid --seeds 0-4 --settings main,sensitivity --jobs 2 \
+        --set table=results/mini2/verdicts_part1.csv --set train_tasks=0-9 --set heldout_tasks=10-12
+    python -m drk.mini2 claims --runs runs/m2grid --out results/mini2/claims.csv
+    python -m drk.mini2 figures --runs runs/m2grid --out results/mini2/figures
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from drk.mini2.config import VARIANTS, Mini2Config
+from drk.mini2.config import SETTINGS, VARIANTS, Mini2Config
 
 
 def load_config(path: str | None, pairs: list[str]) -> Mini2Config:
@@ -29,13 +38,26 @@ def load_config(path: str | None, pairs: list[str]) -> Mini2Config:
     return Mini2Config.from_dict({**data, **parse_overrides(pairs)})
 
 
-def main(argv: list[str] | None = None) -> int:
+def seeds_spec(spec: str) -> list[int]:
+    """``"0-4"`` or ``"0,2,5"`` (or a mix, ``"0-2,7"``) as a list of seeds."""
+    seeds: list[int] = []
+    for part in spec.split(","):
+        lo, _, hi = part.strip().partition("-")
+        seeds += list(range(int(lo), int(hi or lo) + 1))
+    return seeds
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="Mini2Config as YAML/JSON")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="Mini2Config override")
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m drk.mini2", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("sft", "rl", "eval"):
+    for name in ("sft", "rl", "eval", "grid"):
         p = sub.add_parser(name)
-        p.add_argument("--config", help="Mini2Config as YAML/JSON")
-        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="Mini2Config override")
+        _add_config_args(p)
         if name == "rl":
             p.add_argument("--variant", default="trloo", choices=sorted(VARIANTS))
             p.add_argument("--init", help="starting checkpoint (default: <out_dir>/sft/seed<seed>/checkpoint)")
@@ -47,9 +69,35 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--turns", type=int, help="default: the config's eval_turns")
             p.add_argument("--label", default=None, help="file prefix (default: eval_<context>_T<turns>)")
             p.add_argument("--out", help="output directory (default: the checkpoint's parent)")
+        if name == "grid":
+            p.add_argument("--out", help="the tree's root (default: the config's out_dir)")
+            p.add_argument("--variants", default="all", help="comma-separated, or 'all' (default)")
+            p.add_argument("--seeds", default="0-4", help="e.g. 0-4 (default) or 0,2,5")
+            p.add_argument("--settings", default="main", help="comma-separated of " + ", ".join(SETTINGS))
+            p.add_argument("--jobs", type=int, default=1, help="worker processes (one torch thread each)")
+            p.add_argument("--no-stts", action="store_true", help="skip the STTS evaluation of the trloo runs")
+            p.add_argument("--keep-episodes", action="store_true", help="keep episodes.jsonl (~10 MB a run)")
+    claims = sub.add_parser("claims", help="PLAN.md's claims table from a grid's tree")
+    claims.add_argument("--runs", required=True, help="the grid's root")
+    claims.add_argument("--out", default="results/mini2/claims.csv")
+    claims.add_argument("--n-boot", type=int, default=2000, help="problem-bootstrap resamples")
+    claims.add_argument("--seed", type=int, default=0, help="seeds the bootstrap")
+    figures = sub.add_parser("figures", help="the grid's figures with bands over seeds")
+    figures.add_argument("--runs", required=True, help="the grid's root")
+    figures.add_argument("--out", default="results/mini2/figures")
+    figures.add_argument("--setting", default="main")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     try:
+        if args.command in ("claims", "figures"):
+            return _analyse(args)
         cfg = load_config(args.config, args.set)
+        if args.command == "grid":
+            return _grid(args, cfg)
         if args.command == "sft":
             from drk.mini2.sft import run_sft
 
@@ -84,6 +132,42 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _grid(args, cfg: Mini2Config) -> int:
+    from drk.mini2.experiment import Grid, GridSummary, quiet_worker, run_grid
+
+    variants = tuple(VARIANTS) if args.variants == "all" else tuple(v.strip() for v in args.variants.split(","))
+    grid = Grid(cfg, args.out or cfg.out_dir, variants=variants, seeds=tuple(seeds_spec(args.seeds)),
+                settings=tuple(s.strip() for s in args.settings.split(",")), stts=not args.no_stts,
+                keep_episodes=args.keep_episodes)
+    if args.jobs == 1:
+        quiet_worker()  # the jobs run in this process
+    summary = GridSummary.of(run_grid(grid, args.jobs, progress=True))
+    print(f"[mini2 grid] {summary.counts} -> {grid.root}")
+    for failed in summary.failures:
+        print(f"failed: {failed.job}\n{failed.error}", file=sys.stderr)
+    return 1 if summary.failures else 0
+
+
+def _analyse(args) -> int:
+    if args.command == "claims":
+        import pandas as pd
+
+        from drk.mini2.claims import count_tested, write_claims
+
+        paths = write_claims(args.runs, args.out, n_boot=args.n_boot, seed=args.seed)
+        table = pd.read_csv(paths[0])
+        with pd.option_context("display.width", 200, "display.max_columns", 12):
+            print(table[["setting", "claim", "metric", "n_seeds", "effect", "ci_lo", "ci_hi", "verdict"]])
+        print(f"{count_tested(table)} claims tested in the main setting, no correction for multiple comparisons")
+        print(f"[mini2 claims] -> {', '.join(str(p) for p in paths)}")
+    else:
+        from drk.figures.build import make_mini2_figures
+
+        paths = make_mini2_figures(args.out, args.runs, args.setting)
+        print(f"[mini2 figures] {len(paths)} files -> {args.out}")
     return 0
 
 

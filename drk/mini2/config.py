@@ -8,13 +8,14 @@ the same words as a full-size run (``estimator``, ``gamma``, ``max_turns``, ``us
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 
 from drk.mini2.policy import PolicyShape
-from drk.mini2.sft import DEFAULT_MIX, FIRST_KINDS
+from drk.mini2.sft import DEFAULT_MIX, FIRST_KINDS, halve_shortcuts
 from drk.train.config import RLConfig
 
 #: Item 6's variants: name -> (RLConfig overrides, Mini2Config overrides), on top of :func:`rl_config`'s base.
@@ -33,8 +34,17 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "no_mrs_bf16": ({"mrs": False}, {"rollout_dtype": "bfloat16"}),  # the same mismatch, not rejected
     "mrs": ({"mrs": True}, {}),  # MRS without a mismatch (fp32 both sides: should reject ~nothing)
     "mrs_stale": ({"mrs": True}, {"rollout_lag": 1}),  # rollouts from the weights one update old
+    # PLAN.md's control: GRPO on single-turn episodes, every group of size N = 3G, to pair with ``single_turn``
+    "single_turn_grpo": ({"estimator": "grpo", "max_turns": 1}, {"single_turn_samples": True}),
 }
 ROLLOUT_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+#: PLAN.md's settings: name -> Mini2Config overrides, computed from the base config (the sensitivity setting halves
+#: the base mix's shortcut first attempts). Every claim is run in each setting with the same seeds.
+SETTINGS: dict[str, Callable[[Mini2Config], dict[str, Any]]] = {
+    "main": lambda cfg: {},
+    "sensitivity": lambda cfg: {"group_size": 4, "temperature": 0.8, "sft_mix": halve_shortcuts(cfg.sft_mix)},
+}
 
 
 @dataclass
@@ -78,8 +88,13 @@ class Mini2Config:
     eval_window: int = 2
     eval_greedy: bool = False
     eval_temperature: float = 1.0
+    # periodic held-out evaluation during RL (PLAN.md's primary endpoint averages the points in the last 20 %)
+    eval_every: int = 5  # evaluate at step 0, every eval_every steps and the last step; 0: never during RL
 
     def __post_init__(self) -> None:
+        for name in ("train_tasks", "heldout_tasks"):  # ``--set heldout_tasks=12`` arrives as an int
+            if isinstance(getattr(self, name), int) and not isinstance(getattr(self, name), bool):
+                setattr(self, name, str(getattr(self, name)))
         counts = ("threads", "hidden_size", "num_layers", "num_heads", "sft_per_task", "sft_epochs", "sft_batch_size",
                   "steps", "group_size", "max_turns", "eval_samples", "eval_turns", "eval_window")
         bad = [n for n in counts if not (isinstance(getattr(self, n), int) and getattr(self, n) >= 1)]
@@ -95,6 +110,8 @@ class Mini2Config:
             raise ValueError(f"rollout_dtype={self.rollout_dtype!r}: one of {list(ROLLOUT_DTYPES)}")
         if not isinstance(self.rollout_lag, int) or self.rollout_lag < 0:
             raise ValueError("rollout_lag must be an int >= 0")
+        if not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise ValueError(f"eval_every={self.eval_every!r}: an int >= 0 (0: no held-out evaluation during RL)")
         if self.eval_context not in ("vanilla", "best_w"):
             raise ValueError(f"eval_context={self.eval_context!r}: vanilla or best_w")
         PolicyShape(self.hidden_size, self.num_layers, self.num_heads)  # validates the shape
@@ -107,6 +124,12 @@ class Mini2Config:
         from drk.gym.config import check_known_keys
 
         return cls(**check_known_keys(cls, data))
+
+    def with_setting(self, setting: str) -> Mini2Config:
+        """This config with the overrides of one of PLAN.md's :data:`SETTINGS`."""
+        if setting not in SETTINGS:
+            raise ValueError(f"unknown setting {setting!r}; known: {sorted(SETTINGS)}")
+        return Mini2Config.from_dict({**asdict(self), **SETTINGS[setting](self)})
 
     def with_variant(self, variant: str) -> Mini2Config:
         """This config with the variant's mini2 overrides."""

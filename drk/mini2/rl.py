@@ -156,7 +156,8 @@ class Trainer:
     """
 
     def __init__(self, cfg: Mini2Config, config: RLConfig, policy: Policy, verdicts, tasks: list[Task], *,
-                 reference: Policy | None = None, log_dir: str | Path | None = None) -> None:
+                 reference: Policy | None = None, log_dir: str | Path | None = None,
+                 log_episodes: bool = True) -> None:
         if config.prompts_per_step > len(tasks):
             raise ValueError(f"prompts_per_step={config.prompts_per_step} > {len(tasks)} training tasks")
         self.cfg, self.config, self.policy, self.tasks, self.reference = cfg, config, policy, tasks, reference
@@ -169,6 +170,7 @@ class Trainer:
                                            weight_decay=config.weight_decay)
         self._history: deque[dict[str, torch.Tensor]] = deque(maxlen=cfg.rollout_lag + 1)
         self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.log_episodes = log_episodes  # episodes.jsonl: every training turn (large: ~10 MB per 100 steps)
         self.step_count = 0
 
     def step_tasks(self, step: int) -> list[Task]:
@@ -224,7 +226,8 @@ class Trainer:
         self.step_count = step
         if self.log_dir is not None:
             append_jsonl(self.log_dir / "log.jsonl", [metrics])
-            append_jsonl(self.log_dir / "episodes.jsonl", signals.records)
+            if self.log_episodes:
+                append_jsonl(self.log_dir / "episodes.jsonl", signals.records)
         return StepOutput(step, trajs, signals, train_logps, adv, mask, metrics)
 
 
@@ -250,18 +253,23 @@ def load_table(cfg: Mini2Config):
 
 
 def run_rl(cfg: Mini2Config, variant: str, init: str | Path | Policy, *, verdicts=None,
-           out_dir: str | Path | None = None, progress: bool = False) -> tuple[Policy, Path]:
+           out_dir: str | Path | None = None, progress: bool = False, episodes: bool = True) -> tuple[Policy, Path]:
     """One variant's run from ``init`` (an SFT checkpoint directory or a Policy, copied): ``cfg.steps`` steps,
-    logged to ``out_dir/log.jsonl`` (one line per step) and ``episodes.jsonl``; the final policy is saved to
-    ``out_dir/final``. Returns the policy and ``out_dir``."""
+    logged to ``out_dir/log.jsonl`` (one line per step) and, with ``episodes``, ``episodes.jsonl``; with
+    ``cfg.eval_every`` the held-out evaluation points of :mod:`drk.mini2.endpoints` (step 0, every ``eval_every``
+    steps, the last) go to ``heldout.jsonl``; the final policy is saved to ``out_dir/final``. Returns the policy
+    and ``out_dir``."""
+    from drk.mini2.endpoints import eval_steps, heldout_point
+
     torch.set_num_threads(cfg.threads)
     cfg = cfg.with_variant(variant)
     verdicts = verdicts if verdicts is not None else load_table(cfg)
     tasks = resolve_tasks(cfg.train_tasks, verdicts)
+    heldout = resolve_tasks(cfg.heldout_tasks, verdicts) if cfg.eval_every else []
     config = rl_config(cfg, variant, prompts_per_step=cfg.prompts_per_step or len(tasks))
     out = Path(out_dir or Path(cfg.out_dir) / "rl" / variant / f"seed{cfg.seed}")
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("log.jsonl", "episodes.jsonl"):
+    for name in ("log.jsonl", "episodes.jsonl", "heldout.jsonl"):
         (out / name).unlink(missing_ok=True)  # a re-run starts fresh logs
     (out / "config.json").write_text(json.dumps({"variant": variant, "mini2": asdict(cfg),
                                                  "rl": config.to_dict()}, indent=1, default=str))
@@ -269,13 +277,17 @@ def run_rl(cfg: Mini2Config, variant: str, init: str | Path | Policy, *, verdict
     policy = Policy(copy.deepcopy(start.model), start.tokenizer, temperature=config.temperature,
                     generator=torch.Generator().manual_seed(cfg.seed))
     reference = policy.sampling_copy()
-    trainer = Trainer(cfg, config, policy, verdicts, tasks, reference=reference, log_dir=out)
-    for _ in range(config.steps):
-        m = trainer.step().metrics
-        if progress:
-            print(f"[mini2 rl {variant} s{cfg.seed}] step {m['step']}: reward {m.get('rl/reward_mean', 0):.3f} "
-                  f"fast@1.2/turn1 {m.get('mini2/fast@1.2/turn1', float('nan')):.3f} "
-                  f"hack {m['mini2/hack_evidence_rate']:.3f} ({m['time/step_s']:.2f} s)", flush=True)
+    trainer = Trainer(cfg, config, policy, verdicts, tasks, reference=reference, log_dir=out, log_episodes=episodes)
+    points = set(eval_steps(config.steps, cfg.eval_every))
+    for step in range(config.steps + 1):
+        if step:
+            m = trainer.step().metrics
+            if progress:
+                print(f"[mini2 rl {variant} s{cfg.seed}] step {m['step']}: reward {m.get('rl/reward_mean', 0):.3f} "
+                      f"fast@1.2/turn1 {m.get('mini2/fast@1.2/turn1', float('nan')):.3f} "
+                      f"hack {m['mini2/hack_evidence_rate']:.3f} ({m['time/step_s']:.2f} s)", flush=True)
+        if step in points:  # after the step's update; its own sampler stream, so training is unchanged
+            append_jsonl(out / "heldout.jsonl", [heldout_point(policy, heldout, verdicts, cfg, step)])
     policy.save(out / "final")
     return policy, out
 

@@ -37,6 +37,25 @@ from drk.train.rollout import Trajectory, run_episodes
 FIRST_KINDS: tuple[str, ...] = ("honest", "lazy", "hack", "wrong")
 #: Shares of first attempts: honest plans are under half, so RL has shortcuts, hacks and bugs to unlearn.
 DEFAULT_MIX: dict[str, float] = {"honest": 0.4, "lazy": 0.15, "hack": 0.2, "wrong": 0.25}
+#: The kinds whose first attempt is a 1-token shortcut program (LAZY, DECOY, FALLBACK).
+SHORTCUT_KINDS: tuple[str, ...] = ("lazy", "hack")
+
+
+def halve_shortcuts(mix: Mapping[str, float]) -> dict[str, float]:
+    """``mix`` normalised with half the share of shortcut first attempts (PLAN.md's sensitivity setting); the freed
+    share goes to the other kinds in proportion to theirs, so only the shortcuts' share changes.
+
+    >>> halve_shortcuts({"honest": 0.4, "lazy": 0.15, "hack": 0.2, "wrong": 0.25})["lazy"]
+    0.075
+    """
+    total = sum(mix.values())
+    shares = {k: v / total for k, v in mix.items()}
+    short = sum(v for k, v in shares.items() if k in SHORTCUT_KINDS)
+    rest = 1.0 - short
+    if short == 0 or rest == 0:
+        raise ValueError(f"mix={dict(mix)}: halving the shortcut share needs both shortcut and other kinds")
+    grow = (rest + short / 2) / rest
+    return {k: round(v / 2 if k in SHORTCUT_KINDS else v * grow, 12) for k, v in shares.items()}
 
 
 def _rng(*keys: int) -> random.Random:

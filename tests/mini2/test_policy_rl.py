@@ -155,3 +155,21 @@ def test_every_variant_runs_two_steps_and_logs(mini2_cfg, table, sft_policy, tmp
     groups = Counter((e["step"], e["prompt_id"], e["turn"]) for e in eps)
     lone = [e for e in eps if groups[(e["step"], e["prompt_id"], e["turn"])] == 1]
     assert all(e["advantage"] == 0.0 for e in lone)
+
+
+def test_eval_every_writes_heldout_points_without_changing_training(mini2_cfg, table, sft_policy, tmp_path):
+    base = {**dataclasses.asdict(mini2_cfg), "train_tasks": "0-4", "steps": 3}
+    logs, outs = {}, {}
+    for every in (0, 2):
+        cfg = Mini2Config.from_dict({**base, "eval_every": every})
+        _, outs[every] = run_rl(cfg, "trloo", sft_policy, verdicts=table, out_dir=tmp_path / f"e{every}")
+        logs[every] = [{k: v for k, v in json.loads(x).items() if not k.startswith("time/")}
+                       for x in (outs[every] / "log.jsonl").read_text().splitlines()]
+    assert logs[0] == logs[2]  # evaluating draws from its own sampler stream: training is unchanged
+    assert not (outs[0] / "heldout.jsonl").exists()
+    points = [json.loads(x) for x in (outs[2] / "heldout.jsonl").read_text().splitlines()]
+    assert [p["step"] for p in points] == [0, 2, 3]  # the SFT policy, every 2 steps, the last step
+    assert points[0]["problems"] == sorted(t.name for t in resolve_tasks(mini2_cfg.heldout_tasks, table))
+    n = mini2_cfg.eval_samples
+    assert all(den == n for p in points for den in p["counts"]["fast@1.2/turn3"][1])  # every sample, turn 3
+    assert all(0 <= p["metrics"]["fast@1.2/turn3"] <= 1 for p in points)
