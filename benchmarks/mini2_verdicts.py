@@ -15,7 +15,10 @@ evaluations per GPU, 2 of 279 honest rows were judged ``hacked: timing_mismatch`
 slack, not the program): rows whose only reason is ``timing_mismatch`` are worth re-measuring.
 
 Writes ``--out`` (CSV, one row per pair) and its ``.json`` sidecar (GPU, date, git sha, versions, EvalConfig).
-With ``--cache-dir``, an interrupted build resumes from drk's content-addressed result cache.
+With ``--cache-dir``, an interrupted build resumes from drk's content-addressed result cache (one file per pair:
+to carry it between device calls, archive it, e.g. ``tar czf $OUT/cache.tgz -C runs/mini2 cache``; a call that
+returns many small files gets only the first few back). Measured 2026-12-01 on one H200 with 8 workers: 166 pairs
+in 290 s (~34/min), so the whole table needs ~25 min of GPU, in three or four calls.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ candidate's claim: it can add hack reasons and shape the profiling ratio, never 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -64,6 +65,10 @@ class Verdict(Exception):
 # --- the runner process ---------------------------------------------------------------------------------------
 
 
+#: The longest a request to a runner holds the GPU lock shared before its answer starts (see RunnerProcess.request).
+SHARED_HOLD_S = 2.0
+
+
 class RunnerProcess:
     """The judge's end of the sandboxed candidate process's pipes (bounded reads, deadlines).
 
@@ -100,12 +105,20 @@ class RunnerProcess:
             wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=0)
             self.greeted = True
 
-    def request(self, header: dict[str, Any], max_blob_bytes: int | None = None) -> tuple[dict[str, Any], list[bytearray]]:
-        try:
-            wire.send_frame(self.to_runner, header)
-        except OSError:
-            raise wire.WireError("the candidate's process closed its pipe") from None
+    def request(self, header: dict[str, Any], max_blob_bytes: int | None = None,
+                gpu_lock: Any = None) -> tuple[dict[str, Any], list[bytearray]]:
+        """Send ``header``, return the answer. With ``gpu_lock`` the request holds the GPU lock shared while the runner
+        works, but for at most :data:`SHARED_HOLD_S` before its answer starts: a candidate stuck in a request (a hung
+        kernel) must not keep every other evaluation's timing waiting."""
         limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
+        with contextlib.ExitStack() as hold:
+            hold.enter_context(gpu_shared(gpu_lock))
+            try:
+                wire.send_frame(self.to_runner, header)
+            except OSError:
+                raise wire.WireError("the candidate's process closed its pipe") from None
+            if gpu_lock is None or wire.readable(self.from_runner, SHARED_HOLD_S):
+                return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
         return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
 
     def exit_description(self) -> str:
@@ -361,10 +374,10 @@ class Session:
 
     def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None,
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
-        # a request's GPU work (correctness, probes, profile) never runs inside another evaluation's timing; during
-        # this evaluation's own timing the lock is held exclusively and this is a no-op
-        with gpu_shared(self.timing_lock if self.ref.device.type == "cuda" else None):
-            answer, blobs = (runner or self.runner).request(header, max_blob_bytes)
+        # a request's GPU work (correctness, probes, profile) never runs inside another evaluation's timing (for up
+        # to SHARED_HOLD_S); during this evaluation's own timing the lock is held exclusively and this is a no-op
+        answer, blobs = (runner or self.runner).request(
+            header, max_blob_bytes, gpu_lock=self.timing_lock if self.ref.device.type == "cuda" else None)
         error = answer.get("error")
         if error is not None:
             status = error.get("status") if isinstance(error, dict) else None

@@ -235,15 +235,19 @@ def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: i
     # TRITON_INTERPRET is in the environment we were started with, before triton is imported (it is read then).
     import triton.language  # noqa: F401
 
-    if kind != "cpu" and fd_in is not None and fd_out is not None:
+    gated = kind != "cpu" and fd_in is not None and fd_out is not None
+    if gated:
         wire.send_frame(fd_out, {"op": "imported"})
-        wire.recv_frame(fd_in, deadline=None, max_blob_bytes=0)  # "init"
+        wire.recv_frame(fd_in, deadline=None, max_blob_bytes=0)  # "init": the starter holds the GPU lock shared
     if kind == "cpu":
         return torch.device("cpu")
     torch.cuda.set_device(gpu_index)
     device = torch.device("cuda", gpu_index)
     torch.ones(8, device=device).add_(1)
-    if os.environ.get("DRK_WARM_PROFILER", "1") == "1":
+    torch.cuda.synchronize(device)
+    if gated:
+        wire.send_frame(fd_out, {"op": "gpu_ready"})  # the context exists: the starter lets the lock go
+    if os.environ.get("DRK_WARM_PROFILER", "1") == "1":  # mostly host work (CUPTI's start-up): outside the lock
         from drk.gym.profiling import kernel_times
 
         kernel_times(lambda x: x.add(1), [torch.ones(8, device=device)], calls=1)

@@ -141,10 +141,13 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     from drk.gym.gpu_lock import gpu_shared
 
     wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_IMPORT_S, max_blob_bytes=0)  # imported
-    with gpu_shared(gpu_lock):
+    with gpu_shared(gpu_lock):  # only the CUDA context's creation; the profiler's (host) start-up runs after
         wire.send_frame(handle.to_runner, {"op": "init"})
-        hello, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S,
+        ready, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S,
                                    max_blob_bytes=0)
+    if ready.get("op") != "gpu_ready":
+        raise wire.WireError(f"expected gpu_ready, got {str(ready.get('op'))[:40]!r}")
+    hello, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S, max_blob_bytes=0)
     if hello.get("op") != "hello":
         raise wire.WireError(f"expected hello, got {str(hello.get('op'))[:40]!r}")
     handle.greeted = True

@@ -57,6 +57,13 @@ def send_frame(fd: int, header: dict[str, Any], blobs: list[bytes | memoryview] 
         _write_all(fd, blob)
 
 
+def readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` has something to read (or its writer closed it) within ``timeout_s``."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(poller.poll(max(0, int(timeout_s * 1000))))
+
+
 def recv_frame(fd: int, *, deadline: float | None, max_blob_bytes: int) -> tuple[dict[str, Any], list[bytearray]]:
     """Read one frame; ``deadline`` is a ``time.monotonic()`` instant (None: wait forever).
 

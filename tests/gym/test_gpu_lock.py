@@ -113,3 +113,47 @@ def test_shared_is_a_no_op_inside_the_own_timing(tmp_path):
         assert timer.held
     timer.release()
     assert not timer.held
+
+
+def test_a_slow_request_holds_the_gpu_lock_shared_only_for_a_while(tmp_path, monkeypatch):
+    """A request whose runner does not answer (a hung kernel) lets the GPU lock go after SHARED_HOLD_S: timings of
+    other evaluations are then quiet again long before the request ends."""
+    from drk.gym import judge, wire
+
+    monkeypatch.setattr(judge, "SHARED_HOLD_S", 0.2)
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    out_r, out_w = os.pipe()
+
+    import subprocess
+
+    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)  # close() kills the runner's group
+
+    class Handle:
+        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
+
+    def slow_runner() -> None:
+        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+        time.sleep(1.0)
+        wire.send_frame(from_w, {"ok": True})
+
+    thread = threading.Thread(target=slow_runner)
+    thread.start()
+    process = judge.RunnerProcess(Handle(), time.monotonic() + 30, max_blob_bytes=0)
+    answers = []
+    asker = threading.Thread(target=lambda: answers.append(
+        process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
+    asker.start()
+    time.sleep(0.05)
+    timer = GpuTimingLock(0, lock_dir=tmp_path)
+    t0 = time.monotonic()
+    assert timer.acquire(quiet_wait_s=3.0) is True  # quiet after ~0.2 s, not after the whole second
+    assert time.monotonic() - t0 < 0.8
+    timer.release()
+    asker.join(5)
+    thread.join(5)
+    assert answers and answers[0][0] == {"ok": True}
+    process.close()
+    stand_in.wait(timeout=10)
+    for fd in (to_r, from_w, out_w):
+        os.close(fd)

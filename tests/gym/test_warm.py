@@ -85,6 +85,7 @@ def test_a_spares_gpu_start_runs_under_the_gpu_lock_shared(tmp_path):
     meanwhile is not quiet; after the hello it is."""
     import os
     import threading
+    import time
 
     from drk.gym import GpuTimingLock, wire
     from drk.gym.warm import RunnerHandle, _gpu_start
@@ -100,6 +101,11 @@ def test_a_spares_gpu_start_runs_under_the_gpu_lock_shared(tmp_path):
         seen["quiet_during_start"] = probe.acquire(quiet_wait_s=0.2)
         probe.release()
         seen["init"] = request.get("op") == "init"
+        wire.send_frame(from_w, {"op": "gpu_ready"})
+        time.sleep(0.2)  # the profiler's start-up: outside the lock
+        probe = GpuTimingLock(0, lock_dir=tmp_path)
+        seen["quiet_after_gpu_ready"] = probe.acquire(quiet_wait_s=1.0)
+        probe.release()
         wire.send_frame(from_w, {"op": "hello"})
 
     thread = threading.Thread(target=fake_runner)
@@ -107,7 +113,7 @@ def test_a_spares_gpu_start_runs_under_the_gpu_lock_shared(tmp_path):
     handle = RunnerHandle(0, to_w, from_r, -1)
     _gpu_start(handle, GpuTimingLock(0, lock_dir=tmp_path))
     thread.join(10)
-    assert seen == {"quiet_during_start": False, "init": True} and handle.greeted
+    assert seen == {"quiet_during_start": False, "init": True, "quiet_after_gpu_ready": True} and handle.greeted
     timer = GpuTimingLock(0, lock_dir=tmp_path)
     assert timer.acquire(quiet_wait_s=1.0) is True
     timer.release()
