@@ -2,6 +2,8 @@
 # Every GPU measurement of the environment, in device calls of <= 10 minutes each on one H200; logs under ${OUT:-out/gpu}.
 #   bash benchmarks/gpu_all.sh cv       timing noise (speedup CV over repeated evaluations), with and without spare
 #                                       runners and the profiler warmed in them
+#   bash benchmarks/gpu_all.sh noise    drk's round loop alone: quiet host, busy host, busy host with a GPU head start
+#                                       before each call (is the host's launch latency the timing noise?)
 #   bash benchmarks/gpu_all.sh checks   the candidate sandbox, every example verdict (attacks, legitimate patterns),
 #                                       the GPU tests of drk.gym, throughput (sequential, Pool) and cache hits
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
@@ -30,6 +32,12 @@ cv)  # which of a spare runner starting during an evaluation, or the profiler wa
   done
   timeout 150 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 0 --batch 0 --workers 8 \
     --pool-copies 8 > "$OUT/cv_pool.log" 2>&1; echo "pool exit $?"; grep -E '^pool|Error' "$OUT/cv_pool.log" ;;
+noise)  # matmul varied 5 % between full evaluations but 0.1 % in the loop alone on a quiet host (2026-12-01)
+  for variant in "0 0" "24 0" "24 1000000"; do
+    set -- $variant
+    timeout 150 python3 benchmarks/timing_noise.py --processes 3 --repeats 3 --cpu-load $1 --head-start-cycles $2 \
+      2>&1 | tee "$OUT/noise_load$1_head$2.log"
+  done ;;
 checks)
   timeout 150 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
   grep -E "^BAD|NOT REP|pairs" "$OUT/examples.log" | tail -8
@@ -40,5 +48,5 @@ checks)
 suite)
   timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
     > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
-*) echo "usage: bash benchmarks/gpu_all.sh cv|checks|suite" >&2; exit 2 ;;
+*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|suite" >&2; exit 2 ;;
 esac

@@ -1,12 +1,17 @@
 """Where does run-to-run timing noise come from? (GPU; no sandbox, no judge: drk's round loop alone.)
 
-    python benchmarks/timing_noise.py [--processes 4] [--repeats 3]
+    python benchmarks/timing_noise.py [--processes 4] [--repeats 3] [--cpu-load N] [--head-start-cycles C]
 
 For the relu2 and matmul examples, times the reference and the good candidate with :func:`drk.gym.rounds.run_round`
 (the loop both sides of an evaluation run: lazy inputs, 512 MB L2 flush, events) in ``--repeats`` rounds of 100
 calls inside one process, then does the same in ``--processes`` fresh processes one after another. If the
 speedup varies across processes but not within one, the noise is per process (where its buffers landed, its
 CUDA context), not the timer; if it varies within a process, it is the loop or the GPU.
+
+``--cpu-load N`` runs N busy-looping processes meanwhile (a busy host: a pool's other workers, spares starting);
+``--head-start-cycles C`` queues C GPU cycles of busy-waiting before each call's start event
+(``rounds.run_round(head_start_cycles=)``). If the busy host moves the times and the head start removes that, the
+host's latency between ``start`` and the launch is the noise.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ def _module(path, name):
     return module
 
 
-def one_process(repeats: int) -> dict:
+def one_process(repeats: int, head_start_cycles: int = 0) -> dict:
     device = torch.device("cuda", 0)
     flush = torch.empty(512 * 2**20 // 4, dtype=torch.float32, device=device)
     out = {}
@@ -50,7 +55,8 @@ def one_process(repeats: int) -> dict:
             for side, model in (("ref", ref), ("cand", cand)):
                 lates: list[float] = []
                 times, _ = rounds.run_round(model, rounds.LazyInputs(problem, specs, device), ["eval"] * 100,
-                                            device=device, flush=flush, keep=lambda *a: None, lates=lates)
+                                            device=device, flush=flush, keep=lambda *a: None, lates=lates,
+                                            head_start_cycles=head_start_cycles)
                 got[side] = (statistics.median(times), statistics.median(lates))
             if r:
                 rows.append({"ref_ms": got["ref"][0], "cand_ms": got["cand"][0], "speedup": got["ref"][0] / got["cand"][0],
@@ -63,13 +69,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cpu-load", type=int, default=0, help="busy processes running meanwhile")
+    parser.add_argument("--head-start-cycles", type=int, default=0)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(one_process(args.repeats)))
+        print(json.dumps(one_process(args.repeats, args.head_start_cycles)))
         return
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_load)]
+    try:
+        run_children(args)
+    finally:
+        for burner in burners:
+            burner.kill()
+
+
+def run_children(args: argparse.Namespace) -> None:
+    print(f"cpu load {args.cpu_load} processes, head start {args.head_start_cycles} cycles", flush=True)
     for p in range(args.processes):
-        text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats)],
+        text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats),
+                               "--head-start-cycles", str(args.head_start_cycles)],
                               capture_output=True, text=True, check=True).stdout
         for name, rows in json.loads(text.strip().splitlines()[-1]).items():
             cells = "  ".join(f"{r['speedup']:.4f} (ref {r['ref_ms']:.4f} cand {r['cand_ms']:.4f} "

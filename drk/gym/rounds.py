@@ -105,7 +105,7 @@ SETTLE_SLACK_MS = 0.05
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
               device: torch.device, flush: torch.Tensor | None,
               keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
-              lates: list[float] | None = None) -> tuple[list[float], list[Any]]:
+              lates: list[float] | None = None, head_start_cycles: int = 0) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
@@ -114,6 +114,10 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     synchronise plus any work the call left running on another stream or thread: the judge compares its median with
     the reference's (:data:`SETTLE_SLACK_MS`) and charges such work when the candidate's is larger. Both sides run
     the same loop. On CPU the clock is ``perf_counter`` and ``lates`` get 0.
+
+    ``head_start_cycles`` (CUDA; an experiment of ``benchmarks/timing_noise.py``, 0 in evaluations): queue that many
+    GPU cycles of busy-waiting after the flush, before ``start``, so a host that is slow to reach the call (a busy
+    machine) does not put its latency inside ``start -> end``.
 
     ``input_sets`` may be a :class:`LazyInputs` (each set made just before its call, untimed, and dropped after it);
     ``keep(index, inputs, outputs)`` says what to keep of each call (default: the outputs), so a round of big
@@ -129,6 +133,8 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
         inputs = input_sets[index]
         if flush is not None:
             flush.zero_()
+        if cuda and head_start_cycles:
+            torch.cuda._sleep(head_start_cycles)
         try:
             if cuda:
                 start, end, settled = (torch.cuda.Event(enable_timing=True) for _ in range(3))
