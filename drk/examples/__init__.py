@@ -77,6 +77,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_public_seeds_nan": ("incorrect", None),  # secret seeds; NaN checksums are refused too
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
+    "attack_fake_clock_small": ("correct", None),
     # Legitimate patterns a careful environment must accept.
     "legit_autotune": ("correct", None),
     "legit_heuristics": ("correct", None),
@@ -92,6 +93,11 @@ KNOWN_EVASIONS: dict[str, str] = {
     "attack_probe_canary": "a canary launch tells the module when its kernels are stubbed (the judge's probes), so it "
                            "looks broken then and runs the reference in torch otherwise; only its PR (a runner claim) "
                            "shows that torch does the work",
+    "attack_fake_clock_small": "reports a twentieth of its real times by patching the runner's loop in its own process; "
+                               "the judge's wall-clock bound tolerates up to timing_slack_ms per call plus "
+                               "ROUND_SLACK_MS per round (~0.5 ms per call with 10-call rounds), which is all of a "
+                               "kernel shorter than that: on the GPU its speedup is ~20x the truth (CPU runs report "
+                               "no speedup)",
 }
 
 #: Where a GPU's verdict differs from the CPU's (none at present; kept so that a difference must be written down).
