@@ -28,7 +28,7 @@ def judged(batch):  # in chunks, printed as they finish (a device call's time li
         for (p, c), r in zip(batch[i:i + 16], chunk):
             stages = " ".join(f"{k}={v:.1f}" for k, v in r.stage_s.items())
             print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
-                  f"{r.unaccounted_ms} ms | stages (s): {stages}", flush=True)
+                  f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) | stages (s): {stages}", flush=True)
         out.extend(chunk)
     return out
 

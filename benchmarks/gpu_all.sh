@@ -33,13 +33,16 @@ cv)  # which of a spare runner starting during an evaluation, or the profiler wa
   timeout 150 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 0 --batch 0 --workers 8 \
     --pool-copies 8 > "$OUT/cv_pool.log" 2>&1; echo "pool exit $?"; grep -E '^pool|Error' "$OUT/cv_pool.log" ;;
 noise)  # matmul varied 5 % between full evaluations but 0.1 % in the loop alone on a quiet host (2026-12-01)
-  for variant in "0 0" "24 0" "24 1000000"; do
+  # then: does synchronising each call's inputs (so a side-stream candidate cannot race them) expose the host's
+  # launch latency, and does a GPU head start hide it again?
+  for variant in "0 0 -" "24 0 -" "24 1000000 -" "0 0 --sync-inputs" "0 1000000 --sync-inputs"; do
     set -- $variant
-    timeout 150 python3 benchmarks/timing_noise.py --processes 3 --repeats 3 --cpu-load $1 --head-start-cycles $2 \
-      2>&1 | tee "$OUT/noise_load$1_head$2.log"
+    sync=${3#-}
+    timeout 100 python3 benchmarks/timing_noise.py --processes 2 --repeats 3 --cpu-load $1 --head-start-cycles $2 \
+      ${sync:+-$sync} 2>&1 | tee "$OUT/noise_load$1_head$2$sync.log"
   done ;;
 checks)
-  timeout 150 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
+  timeout 240 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"
   grep -E "^BAD|NOT REP|pairs" "$OUT/examples.log" | tail -8
   timeout 150 python3 -m pytest -p no:cacheprovider -o addopts="" -m gpu tests/gym/test_gpu.py -q --tb=short \
     > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed|Error" "$OUT/gpu_tests.log" | tail -12

@@ -43,11 +43,17 @@ def spread(problem_name: str, repeats: int, policy: str) -> dict:
         kernel_ms.append(result.kernel_ms)
         coverage.append(result.coverage)
         print(f"  {problem_name} {policy} #{i}: speedup {result.speedup:.4f} ref {result.ref_ms:.4f} ms "
-              f"kernel {result.kernel_ms:.4f} ms  stages {_stages(result)}", flush=True)
+              f"kernel {result.kernel_ms:.4f} ms  unaccounted {_ms(result.unaccounted_ms)} / calibrated "
+              f"{_ms(result.unaccounted_calibrated_ms)} ms/call  quiet {result.timing_quiet}  stages {_stages(result)}",
+              flush=True)
     cv = statistics.stdev(speedups) / statistics.fmean(speedups)
     return {"problem": problem_name, "policy": policy, "speedup_mean": statistics.fmean(speedups),
             "speedup_cv_pct": 100 * cv, "ref_ms": statistics.median(ref_ms), "kernel_ms": statistics.median(kernel_ms),
             "speedups": speedups, "coverage": coverage}
+
+
+def _ms(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _stages(result) -> str:
@@ -82,6 +88,8 @@ def pool_spread(problem_names: list[str], copies: int, workers: int) -> list[dic
                      "statuses": sorted({r.status for r in mine}),
                      "hack_reasons": sorted({x for r in mine for x in (r.hack_reasons or [])}),
                      "unaccounted_ms": [r.unaccounted_ms for r in mine],
+                     "unaccounted_calibrated_ms": [r.unaccounted_calibrated_ms for r in mine],
+                     "timing_quiet": [r.timing_quiet for r in mine],
                      "settle_excess_ms": [r.settle_excess_ms for r in mine]})
     return rows
 
@@ -151,7 +159,8 @@ def main() -> None:
                   f"{row['speedup_cv_pct']:.2f} %  correct {row['n_correct']}/{row['n']}  statuses {row['statuses']}  "
                   f"{row['evals_per_min']:.1f} evals/min  speedups {[round(x, 3) for x in row['speedups']]}  "
                   f"hack reasons {row['hack_reasons']}  unaccounted_ms {row['unaccounted_ms']}  "
-                  f"settle_excess_ms {row['settle_excess_ms']}",
+                  f"settle_excess_ms {row['settle_excess_ms']}  calibrated {row['unaccounted_calibrated_ms']}  "
+                  f"quiet {row['timing_quiet']}",
                   flush=True)
     report["clocks_after"] = gpu_clocks()
     if args.batch:

@@ -37,7 +37,17 @@ def _module(path, name):
     return module
 
 
-def one_process(repeats: int, head_start_cycles: int = 0) -> dict:
+class SyncedInputs(rounds.LazyInputs):
+    """Inputs made just before each call and then synchronised (the GPU is idle when the call's flush is queued):
+    what a harness that wants a side-stream candidate not to race its inputs would do."""
+
+    def __getitem__(self, index):  # type: ignore[override]
+        inputs = super().__getitem__(index)
+        torch.cuda.synchronize()
+        return inputs
+
+
+def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = False) -> dict:
     device = torch.device("cuda", 0)
     flush = torch.empty(512 * 2**20 // 4, dtype=torch.float32, device=device)
     out = {}
@@ -54,7 +64,7 @@ def one_process(repeats: int, head_start_cycles: int = 0) -> dict:
             got = {}
             for side, model in (("ref", ref), ("cand", cand)):
                 lates: list[float] = []
-                times, _ = rounds.run_round(model, rounds.LazyInputs(problem, specs, device), ["eval"] * 100,
+                times, _ = rounds.run_round(model, (SyncedInputs if sync_inputs else rounds.LazyInputs)(problem, specs, device), ["eval"] * 100,
                                             device=device, flush=flush, keep=lambda *a: None, lates=lates,
                                             head_start_cycles=head_start_cycles)
                 got[side] = (statistics.median(times), statistics.median(lates))
@@ -71,10 +81,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu-load", type=int, default=0, help="busy processes running meanwhile")
     parser.add_argument("--head-start-cycles", type=int, default=0)
+    parser.add_argument("--sync-inputs", action="store_true", help="synchronise after making each call's inputs")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(one_process(args.repeats, args.head_start_cycles)))
+        print(json.dumps(one_process(args.repeats, args.head_start_cycles, args.sync_inputs)))
         return
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_load)]
     try:
@@ -85,10 +96,12 @@ def main() -> None:
 
 
 def run_children(args: argparse.Namespace) -> None:
-    print(f"cpu load {args.cpu_load} processes, head start {args.head_start_cycles} cycles", flush=True)
+    print(f"cpu load {args.cpu_load} processes, head start {args.head_start_cycles} cycles, "
+          f"inputs synchronised {args.sync_inputs}", flush=True)
     for p in range(args.processes):
         text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats),
-                               "--head-start-cycles", str(args.head_start_cycles)],
+                               "--head-start-cycles", str(args.head_start_cycles)]
+                              + (["--sync-inputs"] if args.sync_inputs else []),
                               capture_output=True, text=True, check=True).stdout
         for name, rows in json.loads(text.strip().splitlines()[-1]).items():
             cells = "  ".join(f"{r['speedup']:.4f} (ref {r['ref_ms']:.4f} cand {r['cand_ms']:.4f} "

@@ -54,6 +54,10 @@ class EvalConfig:
     hidden_inputs: bool = True
     #: Timed calls per round (GPU): the judge bounds each round of the candidate's calls with its own clock.
     timing_round_calls: int = 10
+    #: Rounds of the problem's reference that the candidate's runner runs through its own timing loop before the
+    #: candidate is loaded (after one warm-up): the judge learns what that loop costs beyond the per-call times on
+    #: trusted code (``EvalResult.unaccounted_calibrated_ms``). 0 switches it off.
+    calibration_rounds: int = 3
     #: Wall milliseconds per timed call that the candidate's process may need beyond its reported time and the
     #: reference's own overhead (pipe round trip, load from other evaluations); more, as the median over rounds, is
     #: ``hacked: timing_mismatch``. Honest kernels measured 0.03-0.17 ms/call with 8 evaluations sharing an H200:
@@ -80,6 +84,8 @@ class EvalConfig:
             raise ValueError(f"timing_policy={self.timing_policy!r}: choose one of {TIMING_POLICIES}")
         if self.isolation not in ("auto", "uid", "namespace", "process"):
             raise ValueError(f"isolation={self.isolation!r}: choose auto, uid, namespace or process")
+        if self.calibration_rounds < 0:
+            raise ValueError(f"calibration_rounds must be >= 0, got {self.calibration_rounds}")
         if self.timing_round_calls < 1 or self.timing_slack_ms < 0 or self.cpu_timing_slack_ms < 0:
             raise ValueError("timing_round_calls must be >= 1 and the timing slacks >= 0")
         if self.l2_flush_mb < 0:

@@ -37,7 +37,7 @@ from drk.gym import correctness as C
 from drk.gym import isolation, probes, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.gpu_lock import gpu_shared
-from drk.gym.rounds import CallSpec
+from drk.gym.rounds import CALIBRATION, CallSpec
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
 
@@ -50,8 +50,13 @@ ROUND_SLACK_MS = 2.0
 MAX_STDOUT_TAIL = 64 * 1024
 
 
+#: Stages before the candidate's code exists in its runner: a failure there is the environment's, never the candidate's.
+_BEFORE_CANDIDATE = ("startup", "calibration")
+
+
 class ProbeUnavailable(RuntimeError):
-    """The probe runner failed before any candidate code ran in it: an environment failure."""
+    """A runner failed before any candidate code ran in it (the probe runner's start, the main runner's
+    calibration): an environment failure."""
 
 
 class Verdict(Exception):
@@ -250,13 +255,13 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         except ProbeUnavailable as exc:
             return {**out, "internal_error": str(exc)}
         except wire.WireTimeout:
-            if session.stage == "startup":  # the candidate is not loaded yet: the runner did not start in time
+            if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: the runner did not start in time
                 return {**out, "internal_error": "the candidate's runner did not start in time"}
             out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
                        f"(stuck in stage '{session.stage}')" + _where(runner, inside, payload["candidate_source"]))
         except wire.WireError as exc:
             how = runner.exit_description()
-            if session.stage == "startup":  # the candidate is not loaded yet: this is drk's own failure
+            if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: this is drk's own failure
                 tail = bytes(runner.tail[-1500:]).decode(errors="replace")
                 return {**out, "internal_error": f"the runner failed to start ({how}: {exc}): {tail}"}
             out.update(status="runtime_error",
@@ -363,6 +368,7 @@ class Session:
         self.probe_runner = probe_runner
         self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
+        self.calibration: float | None = None
         self.own_names = set(probes.jit_function_names(payload["candidate_source"]))
         #: bytes of one call's outputs (sizes the timing rounds)
         self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
@@ -393,6 +399,7 @@ class Session:
         out: dict[str, Any] = {}
         self.reporter.stage("runner_start")  # stage_s shows any wait for a runner that was not warm yet
         self.runner.await_hello()
+        self.calibration = self.calibrate()
         self._stage("import")
         self._load(self.runner, build_main=True)
         self._stage("correctness")
@@ -575,16 +582,64 @@ class Session:
 
     # --- timing -------------------------------------------------------------------------------------------------
 
+    def _per_round(self) -> int:
+        cfg = self.cfg
+        cuda = self.ref.device.type == "cuda"
+        return rounds.calls_per_round(cfg.timing_round_calls, self.output_bytes) if cuda else cfg.cpu_timing_trials
+
+    def calibrate(self) -> float | None:
+        """What the candidate's runner's own round loop costs beyond its per-call times, in wall ms per round, on
+        trusted code: before the candidate is loaded, the runner runs the problem's reference through exactly the
+        rounds the timing will use (prepare, go, sampled fetch), timed by its events and by the judge's clock.
+        Compared with the candidate's rounds later, it says how much time the candidate's reported times leave out,
+        free of the difference between the runner's loop and the judge's (``unaccounted_calibrated_ms``).
+        ``None`` when calibration is switched off (``EvalConfig.calibration_rounds = 0``)."""
+        cfg = self.cfg
+        if cfg.calibration_rounds <= 0:
+            return None
+        self._stage("calibration")
+        try:
+            return self._calibrate()
+        except Verdict as failed:  # the runner answered an error before any candidate code ran: drk's own fault
+            raise ProbeUnavailable(f"the runner's calibration failed: {failed.error[:500]}") from None
+
+    def _calibrate(self) -> float:
+        cfg = self.cfg
+        self._ask({"op": "calibrate", "problem_source": self.payload["problem_source"],
+                   "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
+                   "seed": self.cfg.seed, "flush_mb": cfg.l2_flush_mb if cfg.timing_policy == "drk" else 0})
+        per_round = self._per_round()
+        cuda = self.ref.device.type == "cuda"
+        lock = self.timing_lock if cuda else None
+        overheads = []
+        if lock is not None:
+            lock.acquire()
+        try:
+            for r in range(-1, cfg.calibration_rounds):  # round -1 warms up, as the timing's does
+                specs = [CallSpec(self._fresh_seed(), "eval") for _ in range(per_round)]
+                answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True)
+                t0 = time.perf_counter()
+                self._ask({"op": "fetch", "call": self.ref.seeds.below(per_round), "sample_seed": self._fresh_seed()},
+                          max_blob_bytes=self.output_bytes + 2**16)  # a sample is never more than the whole
+                fetch_ms = (time.perf_counter() - t0) * 1e3
+                if r >= 0:
+                    overheads.append(wall + fetch_ms - sum(answer["times_ms"]))
+        finally:
+            if lock is not None:
+                lock.release()
+        return statistics.median(overheads)
+
     def measure(self) -> dict[str, Any]:
         cfg, ref = self.cfg, self.ref
         cuda = ref.device.type == "cuda"
-        per_round = rounds.calls_per_round(cfg.timing_round_calls, self.output_bytes) if cuda else cfg.cpu_timing_trials
+        per_round = self._per_round()
         n_rounds = math.ceil(cfg.timing_trials / per_round) if cuda else 1
         same_inputs = cuda and cfg.timing_policy == "authors"
         fixed_seed = self._fresh_seed()
         samples: dict[str, list[float]] = {"ref": [], "cand": []}
         lates: dict[str, list[float]] = {"ref": [], "cand": []}  # end -> settled per call (see rounds.settled_times)
         gaps: list[float] = []
+        overheads: list[float] = []  # the candidate's rounds' wall ms beyond its reported times
         lock = self.timing_lock if cuda else None
         quiet = None
         if lock is not None:
@@ -610,8 +665,9 @@ class Session:
                     lates["ref"].extend(ref_lates)
                     lates["cand"].extend(cand["late_ms"])
                     # the sampled fetch counts as the candidate's time: work deferred from `go` to it shows here
-                    gaps.append((cand_wall + cand_fetch_ms - sum(cand["times_ms"]))
-                                - (ref_wall + ref_check_ms - sum(ref_times)))
+                    cand_overhead = cand_wall + cand_fetch_ms - sum(cand["times_ms"])
+                    gaps.append(cand_overhead - (ref_wall + ref_check_ms - sum(ref_times)))
+                    overheads.append(cand_overhead)
                     if sum(cand["times_ms"]) > cand_wall + 0.05:
                         gaps.append(math.inf)  # it claims more time than passed: not a clock
         finally:
@@ -631,6 +687,8 @@ class Session:
                   "kernel_ms_iqr": _iqr(samples["cand"]), "timing_backend": backend,
                   "unaccounted_ms": wire.finite_or_none(hidden / max(per_round, 1)),
                   "settle_excess_ms": wire.finite_or_none(settle_excess),
+                  "unaccounted_calibrated_ms": None if self.calibration is None or not overheads else
+                  wire.finite_or_none((statistics.median(overheads) - self.calibration) / max(per_round, 1)),
                   # False: another evaluation's GPU work was still running when the timing began (see gpu_lock)
                   "timing_quiet": quiet if isinstance(quiet, bool) else None,
                   "mismatch": (not math.isfinite(hidden)) or hidden > slack or min(samples["cand"]) <= 0}

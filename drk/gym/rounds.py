@@ -26,6 +26,9 @@ _perf_counter = time.perf_counter
 _NO_GRAD = torch.no_grad
 _ENABLE_GRAD = torch.enable_grad
 MODES = ("eval", "train")
+#: The variant under which a runner keeps the problem's reference for the judge's calibration rounds (trusted code,
+#: run before the candidate is loaded).
+CALIBRATION = "calibration"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from drk.gym import rounds, wire
-from drk.gym.rounds import CallSpec
+from drk.gym.rounds import CALIBRATION, CallSpec
 
 MAX_REQUEST_BYTES = 4 * 2**20
 
@@ -77,17 +77,9 @@ class Runner:
         # the candidate's file, or (probe runner) nothing until a variant is built: no file says which run this is
         if req.get("build_main", True):
             _write_sources(req["candidate_dir"], {req["candidate_path"]: req["candidate_source"]})
-        module = types.ModuleType("drk_problem")
-        module.__file__ = "<problem>"
-        exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
-        if self.device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
-            module.__dict__.update(module.CPU_SIZES)
-        self.problem = module
-        torch.manual_seed(int(req["seed"]))
-        self.init_inputs = list(module.get_init_inputs())
-        torch.manual_seed(int(req["seed"]))
-        with torch.device(self.device):
-            reference = module.Model(*self.init_inputs).to(self.device)
+        self.models.pop(CALIBRATION, None)  # the reference's calibration copy is not needed from here on
+        module = self._load_problem(req)
+        reference = self._reference(module, req)
         self.init_state = {k: v.detach().clone() for k, v in reference.state_dict().items()}
         del reference
         from drk.gym.hacking import LaunchRecorder, Tripwires, TrustSnapshot
@@ -100,9 +92,41 @@ class Runner:
         self.variants_as_main = not req.get("build_main", True)
         if not self.variants_as_main:  # a probe runner builds only the variants, when asked
             self.models["main"] = self._build("main")
-        if req["device"] == "cuda" and req.get("flush_mb"):
-            self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
+        self._make_flush(req)
         return {"ok": True, "device": _device_label(self.device)}, []
+
+    def op_calibrate(self, req: dict[str, Any]) -> tuple[dict, list]:
+        """Before any candidate code exists: load the problem and keep a copy of its reference as the variant
+        ``calibration``, so the judge can time this process's own round loop (prepare/go/fetch, as the candidate's
+        rounds will run) on trusted code and learn what it costs beyond the per-call times."""
+        if self.instruments is not None:
+            raise RuntimeError("calibration must come before the candidate is loaded")
+        if req["device"] != self.device.type:
+            raise RuntimeError(f"this runner was started for {self.device}, not {req['device']}")
+        module = self._load_problem(req)
+        self.models[CALIBRATION] = self._reference(module, req)
+        self._make_flush(req)
+        return {"ok": True}, []
+
+    def _load_problem(self, req: dict[str, Any]) -> types.ModuleType:
+        module = types.ModuleType("drk_problem")
+        module.__file__ = "<problem>"
+        exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
+        if self.device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
+            module.__dict__.update(module.CPU_SIZES)
+        self.problem = module
+        torch.manual_seed(int(req["seed"]))
+        self.init_inputs = list(module.get_init_inputs())
+        return module
+
+    def _reference(self, module: types.ModuleType, req: dict[str, Any]) -> torch.nn.Module:
+        torch.manual_seed(int(req["seed"]))
+        with torch.device(self.device):
+            return module.Model(*self.init_inputs).to(self.device)
+
+    def _make_flush(self, req: dict[str, Any]) -> None:
+        if req["device"] == "cuda" and req.get("flush_mb") and self.flush is None:
+            self.flush = torch.empty(int(req["flush_mb"]) * 2**20 // 4, dtype=torch.float32, device=self.device)
 
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
@@ -119,12 +143,13 @@ class Runner:
             _poison(self.device, int(req["poison_numel"]))
         self.last_outputs = []
         self.prepared = (variant, inputs, [s.mode for s in specs], int(req["digest_seed"]))
-        self.instruments[0].current_pass = variant if variant != "main" else "round"
+        if self.instruments is not None:
+            self.instruments[0].current_pass = variant if variant != "main" else "round"
         return {"ok": True}, []
 
     def op_go(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant, inputs, modes, seed = self.prepared
-        recorder = self.instruments[0]
+        recorder = self.instruments[0] if self.instruments is not None else None
         outputs, input_digests, lates = [], [], []
 
         def keep(index: int, call_inputs: Any, out: list[Any]) -> list[dict[str, Any]]:
@@ -138,7 +163,7 @@ class Runner:
                                                      lates=lates)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
-                              "message": _trim_traceback(failed.exc, self.load_args["candidate_path"])}}, []
+                              "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = outputs
         return {"times_ms": times, "late_ms": lates, "outputs": output_digests, "inputs": input_digests}, []
 

@@ -68,6 +68,18 @@ def test_correct_result_details(verdicts):
     assert result.speedup is None and result.coverage is None  # no GPU speedup from the interpreter
     assert result.timing_backend == "cpu_interpreter_wall" and result.kernel_ms > 0
     assert result.device.startswith("cpu")
+    # the runner's loop was timed on the reference before the candidate existed, and the candidate's rounds
+    # compared with it: an honest candidate leaves a finite, bounded amount unaccounted
+    assert "calibration" in result.stage_s
+    assert result.unaccounted_calibrated_ms is not None and abs(result.unaccounted_calibrated_ms) < 50
+
+
+def test_calibration_can_be_switched_off(problem):
+    from dataclasses import replace
+
+    result = evaluate(problem, example_candidate("good"), device="cpu", config=replace(CONFIG, calibration_rounds=0))
+    assert result.status == "correct" and result.unaccounted_calibrated_ms is None
+    assert "calibration" not in result.stage_s
 
 
 def test_incorrect_feedback_says_where(problem):
