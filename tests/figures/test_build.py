@@ -66,3 +66,21 @@ def test_make_all_with_our_results(tmp_path, training_log):
     for written in out.iterdir():  # captions and table headers name our data without this machine's paths
         if written.suffix in (".txt", ".md", ".tex"):
             assert str(tmp_path) not in written.read_text(), written.name
+
+
+def test_tables_carry_the_bundled_solutions_oracle_row_where_measured(tmp_path):
+    from drk.figures.build import ORACLE_MODEL, make_tables, oracle_fast_p_rows
+
+    rows = oracle_fast_p_rows("eager")
+    assert rows is not None and set(rows["level"]) == {1, 2, 3}
+    assert ((rows["fast_p"] >= 0) & (rows["fast_p"] <= 1)).all()
+    # Fast@p can only fall as p rises
+    for _, sub in rows.groupby("level"):
+        values = sub.sort_values("p")["fast_p"].tolist()
+        assert values == sorted(values, reverse=True)
+    assert oracle_fast_p_rows("compile") is None  # not measured against torch.compile: no row, said in the note
+    make_tables(tmp_path)
+    eager = (tmp_path / "table1_fast_p_eager.md").read_text()
+    compiled = (tmp_path / "table2_fast_p_torch_compile.md").read_text()
+    assert ORACLE_MODEL in eager and ORACLE_MODEL not in compiled.split("-->", 1)[1]
+    assert "No oracle row" in compiled
