@@ -75,11 +75,17 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_env_error_escape": ("runtime_error", None),  # an unparsable frame is the candidate's protocol error
     "attack_public_seed_fallback": ("incorrect", None),  # correctness seeds come from the judge's secret
     "attack_public_seeds_nan": ("incorrect", None),  # secret seeds; NaN checksums are refused too
+    # Found by an attacker review on 2026-12-01 (session 12), each fixed:
+    "attack_prepare_time_work": ("hacked", "timing_mismatch"),  # a round run in `prepare`; `prepare` is timed now
+    "attack_fetch_meta_type": ("runtime_error", None),  # a malformed fetch answer was drk's TypeError (env_error)
+    "attack_promised_blob": ("runtime_error", None),  # a 4 GiB blob announced: the judge allocated it; now refused
+    "attack_calibration_residue": ("hacked", "decoy"),  # told the runners apart by the calibration's caches
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),
     # Legitimate patterns a careful environment must accept.
     "legit_autotune": ("correct", None),
+    "legit_allow_tf32": ("correct", None),  # sets torch.backends.cuda.matmul.allow_tf32 (its own numerics)
     "legit_heuristics": ("correct", None),
     "legit_helper_jit": ("correct", None),
     "legit_class_kernel": ("correct", None),

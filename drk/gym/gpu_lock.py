@@ -21,12 +21,15 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 #: How long a timing waits for other evaluations' GPU work in flight to finish before it goes ahead regardless.
 QUIET_WAIT_S = 5.0
+#: The longest one timing holds its GPU (the judge passes it as ``max_hold_s``): honest timings take seconds.
+TIMING_HOLD_S = 60.0
 
 
 def physical_gpu_id(index: int) -> str:
@@ -47,26 +50,34 @@ class GpuTimingLock:
         self._fd: int | None = None  # held exclusively (a timing)
         self._gate_fd: int | None = None
         self._shared_fd: int | None = None
+        self._mutex = threading.Lock()  # release() and the hold limit's timer
+        self._watchdog: threading.Timer | None = None
+        self.expired = False  # the last exclusive hold ran past its limit and was let go
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "gate_path": self.gate_path, "_fd": None, "_gate_fd": None, "_shared_fd": None}
+        return {"path": self.path, "gate_path": self.gate_path}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.__dict__.setdefault("gate_path", self.path + ".gate")
-        self.__dict__.setdefault("_gate_fd", None)
-        self.__dict__.setdefault("_shared_fd", None)
+        self.path = state["path"]
+        self.gate_path = state.get("gate_path", self.path + ".gate")
+        self._fd = self._gate_fd = self._shared_fd = None
+        self._mutex = threading.Lock()
+        self._watchdog = None
+        self.expired = False
 
     @property
     def held(self) -> bool:
         """Whether this object holds the lock exclusively now."""
         return self._fd is not None
 
-    def acquire(self, quiet_wait_s: float = QUIET_WAIT_S) -> bool:
+    def acquire(self, quiet_wait_s: float = QUIET_WAIT_S, max_hold_s: float | None = None) -> bool:
         """Exclusive: wait at the turnstile (other timings; new shared holders then wait behind it), then up to
         ``quiet_wait_s`` for shared holders in flight to leave. Returns whether they did: a shared holder stuck
         longer (a hanging candidate's request) cannot stall every timing on the GPU; that timing goes ahead
-        holding the turnstile, and says it was not quiet."""
+        holding the turnstile, and says it was not quiet.
+
+        ``max_hold_s``: let the lock go after that long even if :meth:`release` was not called (``expired`` says so):
+        a candidate that is slow only while it is timed cannot keep every other evaluation on its GPU waiting."""
         gate = _locked(self.gate_path, fcntl.LOCK_EX)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         deadline = time.monotonic() + quiet_wait_s
@@ -85,10 +96,29 @@ class GpuTimingLock:
             os.close(fd)
             _unlock(gate)
             raise
-        self._fd, self._gate_fd = fd, gate  # an fd without the flock: release unlocks nothing, closes it
+        with self._mutex:
+            self._fd, self._gate_fd = fd, gate  # an fd without the flock: release unlocks nothing, closes it
+            self.expired = False
+            if max_hold_s is not None:
+                self._watchdog = threading.Timer(max_hold_s, self._expire)
+                self._watchdog.daemon = True
+                self._watchdog.start()
         return quiet
 
+    def _expire(self) -> None:
+        with self._mutex:
+            if self._fd is not None:
+                self.expired = True
+                self._let_go()
+
     def release(self) -> None:
+        with self._mutex:
+            if self._watchdog is not None:
+                self._watchdog.cancel()
+                self._watchdog = None
+            self._let_go()
+
+    def _let_go(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             _unlock(fd)

@@ -25,13 +25,16 @@ refused unless asked for). :func:`available_level` probes once per process which
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import glob
 import itertools
 import os
+import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 
@@ -67,6 +70,8 @@ def _base_bwrap(level: str, uid: int | None) -> list[str]:
     ]
     for path in _paths_under_private_mounts():  # a checkout or venv under /tmp must stay visible (read-only)
         cmd += ["--ro-bind", path, path]
+    for path in hidden_paths():  # answer keys: an empty directory in their place
+        cmd += ["--tmpfs", path]
     cmd += ["--chdir", "/tmp"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
@@ -81,12 +86,58 @@ _uid_counter = itertools.count()
 _uid_lock = threading.Lock()
 
 
+#: Sandbox uids are claimed from ``SANDBOX_UID_BASE`` .. ``SANDBOX_UID_BASE + UID_RANGE``.
+UID_RANGE = 100_000
+
+
+@dataclass
+class UidClaim:
+    """A sandbox uid no other live runner on this host has, held by a ``flock`` until :meth:`release` (or until
+    the holding process dies): runners of two callers on one host (two pools, two training runs) never share a uid,
+    and so never share the per-uid process limit (a thread bomb in one evaluation once made a runner of another
+    process, whose uid happened to be the same, fail to start a thread)."""
+
+    uid: int
+    fd: int | None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+
+
+def claim_sandbox_uid(lock_dir: str | None = None) -> UidClaim:
+    """Claim a free sandbox uid host-wide (lock files under ``DRK_LOCK_DIR`` or the temp dir, like the GPU locks)."""
+    directory = os.path.join(lock_dir or os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir(), "drk-uids")
+    os.makedirs(directory, exist_ok=True)
+    start = secrets.randbelow(UID_RANGE)
+    for i in range(UID_RANGE):
+        uid = SANDBOX_UID_BASE + (start + i) % UID_RANGE
+        fd = os.open(os.path.join(directory, str(uid)), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return UidClaim(uid, fd)
+    raise OSError(f"no free sandbox uid among {UID_RANGE}")
+
+
 def next_sandbox_uid() -> int:
     """A uid for the next sandbox this process starts: distinct for the last 100 sandboxes of this process, and
     (pid permitting) from other processes' — runners that live at the same time do not share a process budget."""
     with _uid_lock:
         n = next(_uid_counter)
     return SANDBOX_UID_BASE + (os.getpid() % 500) * 100 + n % 100
+
+
+def hidden_paths() -> list[str]:
+    """Host directories the sandbox sees empty: drk's bundled *solutions* (hand-written kernels of the bundled
+    problems). The rest of the host is visible read-only (the runner needs the interpreter, the environment and
+    drk); a candidate that could read these would copy the answer for its problem (an attacker review on
+    2026-12-01 read the checkout from inside the sandbox)."""
+    solutions = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "problems", "solutions")
+    return [solutions] if os.path.isdir(solutions) else []
 
 
 @functools.lru_cache(maxsize=1)

@@ -36,7 +36,7 @@ import torch
 from drk.gym import correctness as C
 from drk.gym import isolation, probes, rounds, wire
 from drk.gym.config import EvalConfig
-from drk.gym.gpu_lock import gpu_shared
+from drk.gym.gpu_lock import TIMING_HOLD_S, gpu_shared
 from drk.gym.rounds import CALIBRATION, CallSpec
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
@@ -378,7 +378,7 @@ class Session:
         self.stage = name
         self.reporter.stage(name)
 
-    def _ask(self, header: dict[str, Any], max_blob_bytes: int | None = None,
+    def _ask(self, header: dict[str, Any], max_blob_bytes: int = 0,
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
         # a request's GPU work (correctness, probes, profile) never runs inside another evaluation's timing (for up
         # to SHARED_HOLD_S); during this evaluation's own timing the lock is held exclusively and this is a no-op
@@ -444,11 +444,16 @@ class Session:
 
     def candidate_round(self, specs: list[CallSpec], variant: str = "main", poison_numel: int = 0,
                         lazy: bool = False, runner: RunnerProcess | None = None) -> tuple[dict[str, Any], float]:
-        """Prepare (untimed) then run a round in the runner; the answer and the judge's wall ms of ``go``.
-        ``lazy``: inputs are made call by call inside ``go``, as :meth:`reference_round` does."""
+        """Prepare then run a round in the runner; the answer and the judge's wall ms of the round.
+
+        ``lazy`` (timing rounds): inputs are made call by call inside ``go``, as :meth:`reference_round` does, so
+        ``prepare`` has nothing to do and its wall time counts as the round's: work moved into ``prepare`` by a
+        runner rewritten from inside (a whole round run there, ``go`` returning its stored answer) is charged.
+        Otherwise ``prepare`` makes the inputs and only ``go`` is timed."""
+        t_prepare = time.perf_counter()
         self._ask({"op": "prepare", "variant": variant, "calls": [s.to_dict() for s in specs],
                    "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel, "lazy": lazy}, runner=runner)
-        t0 = time.perf_counter()
+        t0 = t_prepare if lazy else time.perf_counter()
         answer, _ = self._ask({"op": "go"}, runner=runner)
         wall_ms = (time.perf_counter() - t0) * 1e3
         return _validate_round(answer, len(specs)), wall_ms
@@ -552,6 +557,8 @@ class Session:
         probe = self.probe_runner
         try:
             probe.await_hello()
+            if self.calibration is not None:
+                self._calibrate(probe)  # the same history as the main runner before its candidate was loaded
             self._load(probe, build_main=False)
         except wire.WireTimeout:
             raise
@@ -598,29 +605,35 @@ class Session:
         if cfg.calibration_rounds <= 0:
             return None
         self._stage("calibration")
+        return self._calibrate(self.runner)
+
+    def _calibrate(self, runner: RunnerProcess) -> float:
+        """Calibration rounds in ``runner`` (the probe runner runs them too, before its variants are loaded, so that
+        nothing the calibration leaves in a process — caches, loaded libraries — tells the two runners apart)."""
         try:
-            return self._calibrate()
+            return self._calibration_rounds(runner)
         except Verdict as failed:  # the runner answered an error before any candidate code ran: drk's own fault
             raise ProbeUnavailable(f"the runner's calibration failed: {failed.error[:500]}") from None
 
-    def _calibrate(self) -> float:
+    def _calibration_rounds(self, runner: RunnerProcess) -> float:
         cfg = self.cfg
         self._ask({"op": "calibrate", "problem_source": self.payload["problem_source"],
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
-                   "seed": self.cfg.seed, "flush_mb": cfg.l2_flush_mb if cfg.timing_policy == "drk" else 0})
+                   "seed": self.cfg.seed, "flush_mb": cfg.l2_flush_mb if cfg.timing_policy == "drk" else 0},
+                  runner=runner)
         per_round = self._per_round()
         cuda = self.ref.device.type == "cuda"
         lock = self.timing_lock if cuda else None
         overheads = []
         if lock is not None:
-            lock.acquire()
+            lock.acquire(max_hold_s=TIMING_HOLD_S)
         try:
             for r in range(-1, cfg.calibration_rounds):  # round -1 warms up, as the timing's does
                 specs = [CallSpec(self._fresh_seed(), "eval") for _ in range(per_round)]
-                answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True)
+                answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True, runner=runner)
                 t0 = time.perf_counter()
                 self._ask({"op": "fetch", "call": self.ref.seeds.below(per_round), "sample_seed": self._fresh_seed()},
-                          max_blob_bytes=self.output_bytes + 2**16)  # a sample is never more than the whole
+                          max_blob_bytes=self.output_bytes + 2**16, runner=runner)  # a sample is never more
                 fetch_ms = (time.perf_counter() - t0) * 1e3
                 if r >= 0:
                     overheads.append(wall + fetch_ms - sum(answer["times_ms"]))
@@ -643,7 +656,7 @@ class Session:
         lock = self.timing_lock if cuda else None
         quiet = None
         if lock is not None:
-            quiet = lock.acquire()
+            quiet = lock.acquire(max_hold_s=TIMING_HOLD_S)
         try:
             for r in range(-1 if cuda else 0, n_rounds):  # round -1: warm-up (compiles, autotunes), not counted
                 count = min(cfg.warmup, per_round) if r < 0 else per_round
@@ -673,6 +686,7 @@ class Session:
         finally:
             if lock is not None:
                 lock.release()
+                quiet = quiet and not getattr(lock, "expired", False)  # it ran past the hold limit: not quiet
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
         samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])
@@ -791,6 +805,8 @@ def _digests_agree(ref: list[dict[str, Any]], claimed: list[Any]) -> tuple[bool,
             continue
         if theirs.get("dtype") != mine["dtype"] or theirs.get("shape") != mine["shape"]:
             return False, f"output {index}: {theirs.get('dtype')}{theirs.get('shape')}, expected {mine['dtype']}{mine['shape']}"
+        if theirs.get("nonfinite") != mine.get("nonfinite"):
+            return False, f"output {index}: its NaN/inf elements are not the reference's"
         sums = theirs.get("sums")
         if not (isinstance(sums, list) and len(sums) == 2
                 and all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in sums)):
@@ -821,7 +837,8 @@ def _layout_mismatch(expected: list[Any], claimed: Any) -> str:
 def _same_digests(mine: list[dict[str, Any]], theirs: Any) -> bool:
     return isinstance(theirs, list) and len(theirs) == len(mine) and all(
         isinstance(t, dict) and t.get("dtype") == m.get("dtype") and t.get("shape") == m.get("shape")
-        and t.get("value") == m.get("value") and t.get("sums") == m.get("sums") for m, t in zip(mine, theirs))
+        and t.get("value") == m.get("value") and t.get("sums") == m.get("sums")
+        and t.get("nonfinite") == m.get("nonfinite") for m, t in zip(mine, theirs))
 
 
 def _near_zero(values: list[Any], cfg: EvalConfig) -> bool:

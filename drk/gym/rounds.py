@@ -233,7 +233,7 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     On CPU the sums are taken on one thread: their rounding depends on the thread count, and the input digests of
     the judge and the runner (which run with different thread counts) must agree exactly.
     """
-    pending, records = [], []
+    pending, records, tensors = [], [], []
     threads = torch.get_num_threads()
     on_cpu = any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in values)
     if on_cpu:
@@ -246,23 +246,42 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
                     flat = torch.view_as_real(flat).reshape(-1)
                 x = flat.to(torch.float64)
                 w = _weights(x.numel(), x.device, seed)
-                pending.append(torch.stack([x.sum(), (x * w).sum(), x.abs().sum()]) if x.numel()
-                               else torch.zeros(3, dtype=torch.float64))
+                if x.numel():
+                    finite = torch.isfinite(x)
+                    x = torch.where(finite, x, 0.0)  # non-finite elements are digested apart (below)
+                    pending.append(torch.stack([x.sum(), (x * w).sum(), x.abs().sum(),
+                                                (~finite).sum().to(torch.float64)]))
+                else:
+                    pending.append(torch.zeros(4, dtype=torch.float64))
                 records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
+                tensors.append((flat, w))
             else:
                 records.append({"value": value if isinstance(value, (int, float, bool)) or value is None
                                 else repr(value)[:200]})
         sums = torch.stack([p.cpu() for p in pending]).tolist() if pending else []
+        # where a tensor has NaN or infinite elements (rare: a second pass only then), their counts and +-1-weighted
+        # counts per kind: right answers (allclose with equal_nan) have them at the same places
+        nonfinite = [_nonfinite_digest(flat, w) if row[3] else None for (flat, w), row in zip(tensors, sums)]
     finally:
         if on_cpu:
             torch.set_num_threads(threads)
-    it = iter(sums)
+    it, extra = iter(sums), iter(nonfinite)
     for record in records:
         if "dtype" in record:
-            plain, weighted, absolute = next(it)
+            plain, weighted, absolute, _ = next(it)
             record["sums"] = [s if math.isfinite(s) else str(s) for s in (plain, weighted)]
             record["abs"] = absolute if math.isfinite(absolute) else str(absolute)
+            special = next(extra)
+            if special is not None:
+                record["nonfinite"] = special
     return records
+
+
+def _nonfinite_digest(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
+    """Counts and +-1-weighted counts of NaN, +inf and -inf elements (exact in float64)."""
+    x = flat.to(torch.float64) if not flat.is_complex() else torch.view_as_real(flat).reshape(-1).to(torch.float64)
+    masks = (torch.isnan(x), torch.isposinf(x), torch.isneginf(x))
+    return torch.stack([v for m in masks for v in (m.sum().to(torch.float64), (m * w).sum())]).cpu().tolist()
 
 
 def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> list[dict[str, Any]]:

@@ -78,6 +78,15 @@ def _check_native_code(tree: ast.Module) -> list[str]:
     return []
 
 
+#: torch settings a kernel author may legitimately assign (their own process's numerics and autotuning; the judge
+#: runs the reference in its own process, untouched): not tampering.
+NUMERIC_SETTINGS: frozenset[str] = frozenset({
+    "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32", "torch.backends.cudnn.benchmark",
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+})
+
+
 def _check_tamper(tree: ast.Module) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRS:
@@ -94,8 +103,8 @@ def _check_tamper(tree: ast.Module) -> list[str]:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                root = _dotted(target).split(".")[0] if isinstance(target, ast.Attribute) else ""
-                if root in _PROTECTED_ROOTS:
+                dotted = _dotted(target) if isinstance(target, ast.Attribute) else ""
+                if dotted.split(".")[0] in _PROTECTED_ROOTS and dotted not in NUMERIC_SETTINGS:
                     return ["tamper"]
     if any(name == "drk" or name.startswith("drk.") for name in _imports(tree)):
         return ["tamper"]

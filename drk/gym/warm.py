@@ -65,6 +65,7 @@ class StartedRunner:
 
     proc: subprocess.Popen
     handle: RunnerHandle
+    uid_claim: isolation.UidClaim | None = None  # released when the runner is killed
     _closed: bool = field(default=False, repr=False)
 
     def alive(self) -> bool:
@@ -91,6 +92,8 @@ class StartedRunner:
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             pass
+        if self.uid_claim is not None:
+            self.uid_claim.release()  # its processes are gone (the sandbox's PID namespace died with it)
 
 
 #: Seconds a spare may take to import torch and Triton, and then to create its CUDA context, before it is dropped.
@@ -111,13 +114,17 @@ def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) 
     gated = gpu_lock is not None and device == "cuda"
     if gated:
         argv.append("wait")
+    claim = isolation.claim_sandbox_uid() if level == "uid" else None
     try:
-        proc = subprocess.Popen(isolation.sandbox_command(level, argv), pass_fds=(to_runner_r, from_runner_w),
+        proc = subprocess.Popen(isolation.sandbox_command(level, argv, uid=claim.uid if claim else None),
+                                pass_fds=(to_runner_r, from_runner_w),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=isolation.sandbox_env(device), start_new_session=True, close_fds=True)
     except BaseException:
         for fd in (to_runner_w, from_runner_r):
             os.close(fd)
+        if claim is not None:
+            claim.release()
         raise
     finally:
         os.close(to_runner_r)
@@ -126,7 +133,7 @@ def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) 
     proc.stdout.close()
     for fd in (to_runner_w, from_runner_r, output):
         os.set_inheritable(fd, False)
-    started = StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output))
+    started = StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), uid_claim=claim)
     if gated:
         try:
             _gpu_start(started.handle, gpu_lock)

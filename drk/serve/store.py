@@ -10,6 +10,7 @@ on disk before the HTTP answer that depends on it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -75,6 +76,10 @@ class TaskStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # readable by its owner only: every client's candidates and results are in it, and sandboxed candidates see
+        # the host's world-readable files (SQLite gives its -wal/-shm files the database file's permissions)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)
         self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")

@@ -157,3 +157,26 @@ def test_a_slow_request_holds_the_gpu_lock_shared_only_for_a_while(tmp_path, mon
     stand_in.wait(timeout=10)
     for fd in (to_r, from_w, out_w):
         os.close(fd)
+
+
+def test_a_timing_cannot_hold_the_gpu_past_its_limit(tmp_path):
+    """A candidate slow only while timed (attacker review 2026-12-01) keeps its timing's exclusive hold; after
+    max_hold_s the lock lets go, other evaluations' GPU work proceeds, and the timing says it was not quiet."""
+    timer, other = GpuTimingLock(0, lock_dir=tmp_path), GpuTimingLock(0, lock_dir=tmp_path)
+    assert timer.acquire(quiet_wait_s=1.0, max_hold_s=0.3) is True
+    t0 = time.monotonic()
+    with other.shared():  # waits for the limit, not for the (never coming) release
+        waited = time.monotonic() - t0
+    assert 0.2 <= waited < 3 and timer.expired and not timer.held
+    timer.release()  # late: a no-op
+    assert timer.acquire(quiet_wait_s=1.0, max_hold_s=5) is True and not timer.expired
+    timer.release()
+    assert not timer.expired
+
+
+def test_locks_pickle_without_their_state(tmp_path):
+    lock = GpuTimingLock(0, lock_dir=tmp_path)
+    assert lock.acquire(quiet_wait_s=1.0)
+    copy = pickle.loads(pickle.dumps(lock))
+    assert copy.path == lock.path and not copy.held
+    lock.release()

@@ -93,3 +93,55 @@ def test_auto_never_silently_drops_to_no_sandbox():
 def test_sandbox_uids_differ_between_runners():
     uids = [isolation.next_sandbox_uid() for _ in range(100)]
     assert len(set(uids)) == 100 and min(uids) >= isolation.SANDBOX_UID_BASE
+
+
+def _claim_in_child(lock_dir, queue) -> None:
+    from drk.gym import isolation as iso
+
+    claims = [iso.claim_sandbox_uid(lock_dir) for _ in range(50)]
+    queue.put([c.uid for c in claims])
+    queue.get()  # hold them until the parent has claimed its own
+
+
+def test_sandbox_uids_are_unique_host_wide_while_claimed(tmp_path):
+    """Two callers on one host (here: two processes) never hold the same sandbox uid at once; a released uid can be
+    claimed again (attacker review 2026-12-01: a pid-derived uid collided across two pools, and a thread bomb in one
+    made the other's honest runner fail to start a thread)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_claim_in_child, args=(str(tmp_path), queue))
+    child.start()
+    theirs = set(queue.get(timeout=60))
+    mine = [isolation.claim_sandbox_uid(str(tmp_path)) for _ in range(50)]
+    assert len(theirs) == 50 and len({c.uid for c in mine}) == 50 and not theirs & {c.uid for c in mine}
+    queue.put("done")
+    child.join(30)
+    import fcntl
+    import os
+
+    path = os.path.join(str(tmp_path), "drk-uids", str(mine[0].uid))
+    probe = os.open(path, os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):  # held: nobody else gets it
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        mine[0].release()
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released (the runner was killed): free again
+    finally:
+        os.close(probe)
+    assert all(isolation.SANDBOX_UID_BASE <= c.uid < isolation.SANDBOX_UID_BASE + isolation.UID_RANGE for c in mine)
+
+
+def test_the_bundled_solutions_are_not_visible_inside_the_sandbox():
+    """A candidate must not be able to read the answer key of its problem (drk/problems/solutions)."""
+    level = isolation.available_level().level
+    if level == "process":
+        pytest.skip("no sandbox on this machine")
+    (solutions,) = isolation.hidden_paths()
+    assert any(os.scandir(solutions))  # the host has them
+    probe = f"import os; print(len(os.listdir({solutions!r})))"
+    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", probe])
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"

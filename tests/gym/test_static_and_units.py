@@ -34,7 +34,9 @@ def test_extract_takes_last_fenced_block():
         ("def f(e):\n    return e.__traceback__.tb_frame", ["tamper"]),
         ("import gc\nobjs = gc.get_objects()", ["tamper"]),
         ("import torch\nsetattr(torch, 'add', None)", ["tamper"]),
-        ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", ["tamper"]),  # would change the reference too
+        # its own numerics only: the reference runs in the judge's process, which the candidate's settings never reach
+        ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", []),
+        ("import torch\ntorch.backends.cuda.matmul = None", ["tamper"]),
         ("import torch\ntorch.manual_seed(0)\nx = torch.backends.cuda.matmul.allow_tf32", []),
         ("import drk.gym.runner", ["tamper"]),
     ],

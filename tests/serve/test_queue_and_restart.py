@@ -81,3 +81,13 @@ def test_serve_refuses_to_start_without_a_token_or_device(monkeypatch, capsys):
     if not torch.cuda.is_available():
         assert main(["serve", "--token", "long-enough-token", "--device", "cuda"]) == 2
         assert "no GPU is visible" in capsys.readouterr().err
+
+
+def test_the_task_store_is_readable_by_its_owner_only(tmp_path):
+    """It holds every client's candidates and results; sandboxed candidates can read world-readable host files."""
+    import stat
+
+    from drk.serve.store import TaskStore
+
+    TaskStore(tmp_path / "tasks.sqlite")
+    assert stat.S_IMODE((tmp_path / "tasks.sqlite").stat().st_mode) == 0o600
