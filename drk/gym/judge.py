@@ -117,7 +117,10 @@ class RunnerProcess:
         kernel) must not keep every other evaluation's timing waiting."""
         limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
         with contextlib.ExitStack() as hold:
+            waiting = time.monotonic()
             hold.enter_context(gpu_shared(gpu_lock))
+            # time spent waiting for another evaluation's timing is not this candidate's: its limit moves with it
+            self.deadline += time.monotonic() - waiting
             try:
                 wire.send_frame(self.to_runner, header)
             except OSError:

@@ -180,3 +180,37 @@ def test_locks_pickle_without_their_state(tmp_path):
     copy = pickle.loads(pickle.dumps(lock))
     assert copy.path == lock.path and not copy.held
     lock.release()
+
+
+def test_waiting_for_another_evaluations_timing_does_not_use_up_the_candidates_time(tmp_path):
+    """A request that waits at the GPU lock behind another evaluation's timing gets that time added to its limit: an
+    honest candidate must not be charged `timeout` for a neighbour's long timing."""
+    import subprocess
+
+    from drk.gym import judge, wire
+
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    out_r, out_w = os.pipe()
+    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)
+
+    class Handle:
+        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
+
+    def runner() -> None:
+        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+        wire.send_frame(from_w, {"ok": True})
+
+    thread = threading.Thread(target=runner)
+    thread.start()
+    neighbour = GpuTimingLock(0, lock_dir=tmp_path)
+    assert neighbour.acquire(quiet_wait_s=1.0)
+    threading.Thread(target=lambda: (time.sleep(0.8), neighbour.release())).start()
+    process = judge.RunnerProcess(Handle(), time.monotonic() + 0.4, max_blob_bytes=0)  # less than the wait
+    answer, _ = process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))
+    assert answer == {"ok": True}
+    thread.join(5)
+    process.close()
+    stand_in.wait(timeout=10)
+    for fd in (to_r, from_w, out_w):
+        os.close(fd)
