@@ -10,8 +10,8 @@ The runner is started with `bubblewrap <https://github.com/containers/bubblewrap
   writable;
 * ``--die-with-parent`` and ``--new-session``: it dies with the process that started it and cannot inject keystrokes
   into a terminal; every process it starts dies with its PID namespace;
-* when the caller is root: a user id of its own (:func:`next_sandbox_uid`: ``DRK_SANDBOX_UID`` + an offset from the
-  starting process's pid and a counter; the base is 200000, outside the range of real accounts), set with ``setpriv``
+* when the caller is root: a user id of its own (:func:`claim_sandbox_uid`: a free one from ``DRK_SANDBOX_UID`` =
+  200000 up, outside the range of real accounts, held host-wide while its runner lives), set with ``setpriv``
   before bubblewrap starts, no capabilities,
   no-new-privileges, and at most :data:`MAX_PROCESSES` processes and threads for that uid (a fork bomb stops
   there, and cannot starve other evaluations, which run as other uids). A non-root caller gets a user namespace
@@ -28,14 +28,12 @@ from __future__ import annotations
 import fcntl
 import functools
 import glob
-import itertools
 import os
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 
 LEVELS = ("uid", "namespace", "process")
@@ -76,14 +74,12 @@ def _base_bwrap(level: str, uid: int | None) -> list[str]:
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
     if level == "uid":
-        uid = next_sandbox_uid() if uid is None else uid
+        uid = short_lived_uid() if uid is None else uid
         cmd = ["prlimit", f"--nproc={MAX_PROCESSES}", "--", "setpriv", f"--reuid={uid}", f"--regid={uid}",
                "--clear-groups", *cmd]
     return ["prlimit", "--core=0", "--", *cmd]
 
 
-_uid_counter = itertools.count()
-_uid_lock = threading.Lock()
 
 
 #: Sandbox uids are claimed from ``SANDBOX_UID_BASE`` .. ``SANDBOX_UID_BASE + UID_RANGE``.
@@ -123,12 +119,11 @@ def claim_sandbox_uid(lock_dir: str | None = None) -> UidClaim:
     raise OSError(f"no free sandbox uid among {UID_RANGE}")
 
 
-def next_sandbox_uid() -> int:
-    """A uid for the next sandbox this process starts: distinct for the last 100 sandboxes of this process, and
-    (pid permitting) from other processes' — runners that live at the same time do not share a process budget."""
-    with _uid_lock:
-        n = next(_uid_counter)
-    return SANDBOX_UID_BASE + (os.getpid() % 500) * 100 + n % 100
+def short_lived_uid() -> int:
+    """A uid that was free a moment ago, for a sandbox that lives briefly (a probe): claimed and released at once."""
+    claim = claim_sandbox_uid()
+    claim.release()
+    return claim.uid
 
 
 def hidden_paths() -> list[str]:
@@ -156,7 +151,7 @@ def _paths_under_private_mounts() -> tuple[str, ...]:
 
 def sandbox_command(level: str, argv: list[str], uid: int | None = None) -> list[str]:
     """The command line that runs ``argv`` at isolation ``level`` (``uid``: the ``uid`` level's user id; default
-    :func:`next_sandbox_uid`)."""
+    :func:`short_lived_uid`; a runner passes the uid it claimed with :func:`claim_sandbox_uid`)."""
     if level == "process":
         return ["prlimit", "--core=0", "--", *argv] if shutil.which("prlimit") else list(argv)
     return [*_base_bwrap(level, uid), "--", *argv]
@@ -187,7 +182,7 @@ def _probe(level: str) -> str | None:
         return "another user id needs root (this process is not root)"
     if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
         return "setpriv and prlimit (util-linux) are needed"
-    uid = next_sandbox_uid()
+    uid = short_lived_uid()
     cmd = sandbox_command(level, [sys.executable, "-s", "-c", "import os, torch; print(os.getuid())"], uid)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=sandbox_env("cpu"))

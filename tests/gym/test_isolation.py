@@ -40,9 +40,13 @@ def test_sandbox_hides_processes_files_and_network(tmp_path, level):
 
     target = Path(__file__).with_name("forged_cache_entry.json")  # a host path the sandbox can see (read-only)
     env = {**isolation.sandbox_env("cpu"), "TARGET": str(target), "PARENT": str(os.getpid())}
-    uid = isolation.next_sandbox_uid()
+    claim = isolation.claim_sandbox_uid()
+    uid = claim.uid
     cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", PROBE], uid)
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        claim.release()
     assert out.returncode == 0, out.stderr
     import json
 
@@ -90,9 +94,11 @@ def test_auto_never_silently_drops_to_no_sandbox():
         isolation.available_level("chroot")
 
 
-def test_sandbox_uids_differ_between_runners():
-    uids = [isolation.next_sandbox_uid() for _ in range(100)]
-    assert len(set(uids)) == 100 and min(uids) >= isolation.SANDBOX_UID_BASE
+def test_sandbox_uids_differ_between_runners(tmp_path):
+    claims = [isolation.claim_sandbox_uid(str(tmp_path)) for _ in range(100)]  # live runners hold their claims
+    assert len({c.uid for c in claims}) == 100 and min(c.uid for c in claims) >= isolation.SANDBOX_UID_BASE
+    for claim in claims:
+        claim.release()
 
 
 def _claim_in_child(lock_dir, queue) -> None:
