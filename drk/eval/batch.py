@@ -18,6 +18,7 @@ from typing import Any
 
 from drk import metrics
 from drk.gym import EvalConfig, EvalResult, Pool, Problem
+from drk.gym.result import clean_text
 from drk.gym.wire import json_safe
 
 #: Candidate files suffixes: a ``CANDIDATES`` that is one of these files, or a folder, selects the batch form.
@@ -144,11 +145,16 @@ def evaluate_batch(problems: Sequence[Problem], rows: Sequence[CandidateRow], po
 
 
 def _record(row: CandidateRow, target: Problem | str, result: EvalResult | None) -> dict[str, Any]:
-    base = {"row": row.row, "problem": row.problem, "problem_key": None, "source": row.source}
+    # the row's own text as valid UTF-8: a lone surrogate in one row's problem name once lost the whole Parquet file
+    base = {"row": row.row, "problem": _text(row.problem), "problem_key": None, "source": _text(row.source)}
     if result is None:
-        return base | {"input_error": True} | dict.fromkeys(_RESULT_FIELDS) | {"error": str(target)}
+        return base | {"input_error": True} | dict.fromkeys(_RESULT_FIELDS) | {"error": clean_text(str(target))}
     data = result.to_dict()
     return base | {"problem_key": target.key, "input_error": False} | {k: data[k] for k in _RESULT_FIELDS}
+
+
+def _text(value: Any) -> Any:
+    return clean_text(value) if isinstance(value, str) else value
 
 
 def check_output_path(path: str | Path) -> Path:

@@ -80,6 +80,10 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_fetch_meta_type": ("runtime_error", None),  # a malformed fetch answer was drk's TypeError (env_error)
     "attack_promised_blob": ("runtime_error", None),  # a 4 GiB blob announced: the judge allocated it; now refused
     "attack_calibration_residue": ("hacked", "decoy"),  # told the runners apart by the calibration's caches
+    # A second review the same day (the HTTP service, the cache, the judge's handling of runner answers):
+    "attack_unparse_recursion": ("format_error", None),  # too deep for the probes' rewrite: was an env_error escape
+    "attack_zero_numel_shape": ("runtime_error", None),  # an empty tensor of absurd sizes: was an env_error escape
+    "attack_surrogate_error": ("runtime_error", None),  # a lone surrogate in its error text broke every UTF-8 writer
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

@@ -29,7 +29,9 @@ def cache_key(problem: Problem, candidate_src: str, config: EvalConfig, device_k
     """SHA-256 over what decides the verdict (prose around the code does not change the key)."""
     code = extract_code(candidate_src) if isinstance(candidate_src, str) else None
     payload = json.dumps(
-        {"problem": problem.source, "code": code.strip() if code is not None else candidate_src,
+        # trailing whitespace only: leading whitespace changes what runs (an indented first line does not compile),
+        # and two programs that run differently must never share a result (a broken reply was once served `correct`)
+        {"problem": problem.source, "code": code.rstrip() if code is not None else candidate_src,
          "config": config.to_dict(),
          "device": device_kind, "drk": __version__},
         sort_keys=True, default=str,

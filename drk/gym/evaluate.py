@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from drk.gym import probes
 from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
@@ -142,6 +143,12 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
         return EvalResult(status="compile_error", error=f"the code could not be parsed: {type(exc).__name__}")
     if not defines_model_new(code):
         return EvalResult(status="format_error", error="no `class ModelNew` defined at module level")
+    try:  # the judge rewrites the source for its probes: a source it cannot rewrite is the candidate's, here
+        for variant in probes.VARIANTS:
+            probes.make_variant(code, variant)
+    except (RecursionError, MemoryError, ValueError, SyntaxError) as exc:
+        return EvalResult(status="format_error", error=f"the code is nested too deeply for the environment to check "
+                          f"it ({type(exc).__name__}): split long expressions")
     reasons = run_static_checks(code)
     if reasons and config.hacking_check:
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drk.gym.result import EvalResult
+from drk.gym.result import EvalResult, clean_text
 
 MAX_FEEDBACK_CHARS = 1500
 
@@ -27,7 +27,7 @@ def make_feedback(result: EvalResult, top_k: int = 3) -> str:
     text = "\n".join(lines)
     if len(text) > MAX_FEEDBACK_CHARS:
         text = text[: MAX_FEEDBACK_CHARS - 20].rstrip() + "\n[... truncated]"
-    return text
+    return clean_text(text)  # valid UTF-8 whatever the candidate's error text held
 
 
 def _performance_lines(result: EvalResult, top_k: int) -> list[str]:

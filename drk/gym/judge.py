@@ -70,6 +70,9 @@ class Verdict(Exception):
 # --- the runner process ---------------------------------------------------------------------------------------
 
 
+#: The largest per-kernel time (ms) taken from a runner's profile claim.
+MAX_KERNEL_MS = 1e6
+
 #: The longest a request to a runner holds the GPU lock shared before its answer starts (see RunnerProcess.request).
 SHARED_HOLD_S = 2.0
 
@@ -447,16 +450,22 @@ class Session:
 
     def candidate_round(self, specs: list[CallSpec], variant: str = "main", poison_numel: int = 0,
                         lazy: bool = False, runner: RunnerProcess | None = None) -> tuple[dict[str, Any], float]:
-        """Prepare then run a round in the runner; the answer and the judge's wall ms of the round.
+        """Run a round in the runner; the answer and the judge's wall ms of the round.
 
-        ``lazy`` (timing rounds): inputs are made call by call inside ``go``, as :meth:`reference_round` does, so
-        ``prepare`` has nothing to do and its wall time counts as the round's: work moved into ``prepare`` by a
-        runner rewritten from inside (a whole round run there, ``go`` returning its stored answer) is charged.
-        Otherwise ``prepare`` makes the inputs and only ``go`` is timed."""
-        t_prepare = time.perf_counter()
-        self._ask({"op": "prepare", "variant": variant, "calls": [s.to_dict() for s in specs],
-                   "digest_seed": self.ref.digest_seed, "poison_numel": poison_numel, "lazy": lazy}, runner=runner)
-        t0 = t_prepare if lazy else time.perf_counter()
+        ``lazy`` (timing and calibration rounds): one request carries the calls and runs them, inputs made call by
+        call as :meth:`reference_round` does, and its whole wall time is the round's. The runner learns the calls'
+        seeds only when the timed request starts (a separate, untimed ``prepare`` let a runner rewritten from inside
+        run the round early and answer ``go`` from memory: judged ``correct`` with its times /1000).
+        Otherwise ``prepare`` makes the inputs (untimed) and ``go`` runs them."""
+        request = {"variant": variant, "calls": [s.to_dict() for s in specs], "digest_seed": self.ref.digest_seed,
+                   "poison_numel": poison_numel, "lazy": lazy}
+        if lazy:
+            t0 = time.perf_counter()
+            answer, _ = self._ask({"op": "go", **request}, runner=runner)
+            wall_ms = (time.perf_counter() - t0) * 1e3
+            return _validate_round(answer, len(specs)), wall_ms
+        self._ask({"op": "prepare", **request}, runner=runner)
+        t0 = time.perf_counter()
         answer, _ = self._ask({"op": "go"}, runner=runner)
         wall_ms = (time.perf_counter() - t0) * 1e3
         return _validate_round(answer, len(specs)), wall_ms
@@ -764,10 +773,13 @@ class Session:
         table = answer.get("kernels_ms")
         if not isinstance(table, dict):
             return {}
-        clean = {str(k)[:200]: float(v) for k, v in list(table.items())[:2000]
-                 if isinstance(v, (int, float)) and math.isfinite(v) and v >= 0}
+        # each claim capped (1e6 ms), so a sum of up to 2,000 stays finite: a claimed 1e308 once made PR NaN, and
+        # the reward raised on it
+        clean = {str(k)[:200]: min(float(v), MAX_KERNEL_MS) for k, v in list(table.items())[:2000]
+                 if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
         prof = summarise_kernels(clean, self.own_names)
-        return {"coverage": prof.coverage, "profile": prof.kernels[:10]}
+        coverage = prof.coverage if prof.coverage is None or math.isfinite(prof.coverage) else None
+        return {"coverage": coverage, "profile": prof.kernels[:10]}
 
 
 # --- checks on the runner's claims ------------------------------------------------------------------------------

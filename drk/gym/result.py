@@ -63,6 +63,12 @@ class EvalResult:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status={self.status!r}: must be one of {STATUSES}")
+        # text from the candidate's process (exception messages, kernel names) can hold lone surrogates, which no
+        # UTF-8 writer accepts: the CLI, Parquet and the HTTP service once failed on one `raise RuntimeError("\ud800")`
+        for name, value in vars(self).items():
+            clean = _clean(value)
+            if clean is not value:
+                object.__setattr__(self, name, clean)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,3 +95,26 @@ def results_frame(results: list[EvalResult], labels: list[str] | None = None):
     columns = ["label", "status", "correct", "hacked", "hack_reasons", "speedup", "coverage", "ref_ms", "kernel_ms",
                "max_abs_err", "triton_kernels", "timing_backend", "device", "error"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def clean_text(text: str) -> str:
+    """``text`` as valid UTF-8 (lone surrogates replaced by ``?``)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        clean = clean_text(value)
+        return value if clean == value else clean
+    if isinstance(value, list):
+        items = [_clean(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, dict):
+        items = {_clean(k): _clean(v) for k, v in value.items()}
+        return value if all(a is b for a, b in zip(items, value)) and all(
+            items[k] is value[k] for k in value if k in items) else items
+    return value

@@ -145,11 +145,16 @@ def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "c
         raise WireError(f"bad tensor shape {shape[:20]}")
     dtype = DTYPES[meta["dtype"]]
     numel = math.prod(shape)
+    if math.prod(max(s, 1) for s in shape) >= 2**48:  # an empty tensor with absurd sizes overflows torch's strides
+        raise WireError(f"bad tensor shape {shape[:20]}")
     if len(blob) != numel * torch.empty((), dtype=dtype).element_size():
         raise WireError(f"tensor bytes ({len(blob)}) do not match {meta['dtype']}{shape}")
-    if numel == 0:
-        return torch.empty(shape, dtype=dtype, device=device)
-    return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape).to(device)
+    try:
+        if numel == 0:
+            return torch.empty(shape, dtype=dtype, device=device)
+        return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape).to(device)
+    except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
+        raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
 
 
 def finite_or_none(value: Any) -> float | None:

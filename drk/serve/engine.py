@@ -118,8 +118,9 @@ class Engine:
         name = _problem_name(row)
         try:
             problem = Problem.from_source(request["reference_code"], name=name)
-        except ValueError as exc:
-            return EvalResult(status="runtime_error", problem=name, env_error=True, error=f"[drk] bad reference: {exc}")
+        except Exception as exc:  # noqa: BLE001 - any failure to read the reference ends the task (a RecursionError once left it running forever)
+            return EvalResult(status="runtime_error", problem=name, env_error=True,
+                              error=f"[drk] bad reference: {type(exc).__name__}: {str(exc)[:500]}")
         try:
             config = eval_config_for(request, self.base_config)
             result = self.pool.evaluate(problem, request["kernel_code"], config)

@@ -53,7 +53,21 @@ def eval_config_for(task: dict[str, Any], base: EvalConfig) -> EvalConfig:
         value = task.get(field)
         if value is not None:
             settings[target] = max(int(value), MIN_CORRECT_TRIALS) if field == "num_correct_trials" else value
-    return EvalConfig.from_dict(settings)
+    config = EvalConfig.from_dict(settings)
+    for key, limit in REQUEST_LIMITS.items():  # whichever way a request set them (drk_config or KernelGYM fields)
+        if getattr(config, key) > max(limit, getattr(base, key)):
+            raise ValueError(f"{key}={getattr(config, key)!r} is over this server's limit ({limit!r})")
+    return config
+
+
+#: The most a request may ask for of what costs the server time or memory (a request once set
+#: ``drk_config.timeout_s = 1e9`` and held a worker with a hanging kernel past every bound). The server's own
+#: settings may be higher.
+REQUEST_LIMITS: dict[str, float] = {
+    "timeout_s": 3600.0, "correctness_trials": 100, "timing_trials": 100_000, "warmup": 1000,
+    "timing_round_calls": 1000, "calibration_rounds": 20, "l2_flush_mb": 4096, "max_output_bytes": 4 * 2**30,
+    "max_source_chars": 200_000,
+}
 
 
 def ignored_fields(task: dict[str, Any]) -> list[str]:

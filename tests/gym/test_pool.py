@@ -122,3 +122,14 @@ def test_corrupted_cache_entries_are_misses(tmp_path, garbage):
     cache._path(key).write_text(garbage)
     hit = cache.get(key)
     assert hit is None or hit.status == "correct"  # a well-formed entry loads; nothing raises
+
+
+def test_programs_that_run_differently_never_share_a_result(problem, tmp_path):
+    """A reply with an indented first line does not compile; it once shared the cache key (and the in-batch
+    de-duplication) of the same module unindented, and was served `correct` — or poisoned the honest module's entry."""
+    good = example_candidate("good")
+    assert cache_key(problem, "  " + good, CONFIG, "cpu") != cache_key(problem, good, CONFIG, "cpu")
+    assert cache_key(problem, good + "\n\n  \n", CONFIG, "cpu") == cache_key(problem, good, CONFIG, "cpu")
+    pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG, progress=False)
+    broken, honest = pool.map([(problem, "  " + good), (problem, good)])
+    assert broken.status == "compile_error" and honest.status == "correct"

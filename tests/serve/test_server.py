@@ -124,6 +124,10 @@ def test_more_malformed_requests(server):
         assert sandbox.status_code == 422 and "set by the server" in sandbox.json()["detail"]
         assert client.post("/evaluate/batch", json={"tasks": []}).status_code == 422
         assert client.get("/results/never-submitted").status_code == 404
+        # resource limits hold however a request sets them (drk_config once bypassed the 3600 s timeout cap)
+        for over in ({"timeout_s": 1e9}, {"correctness_trials": 10_000}, {"calibration_rounds": 1000}):
+            limited = client.post("/evaluate", json=task(drk_config=over))
+            assert limited.status_code == 422 and "over this server's limit" in limited.json()["detail"], over
 
 
 def test_oversize_requests_are_413(server):
@@ -146,9 +150,12 @@ def test_oversize_requests_are_413(server):
 def test_bad_references_are_results_not_server_errors(server):
     crashing = REFERENCE.replace("return torch.relu(x) * 2.0", "raise RuntimeError('reference boom')")
     assert crashing != REFERENCE
+    deep = REFERENCE + "\nPAD = " + "+".join(["1"] * 3000) + "\n"  # parses in CPython, too deep for ast.parse
     with server.client() as client:
         malformed = strict(client.post("/evaluate", json=task("bad-ref-1", GOOD, reference_code="x = 1")))
         crashed = strict(client.post("/evaluate", json=task("bad-ref-2", GOOD, reference_code=crashing)))
+        too_deep = strict(client.post("/evaluate", json=task("bad-ref-3", GOOD, reference_code=deep)))
+    assert too_deep["status"] == "failed" and "bad reference" in too_deep["error_message"]  # was left running
     for answer in (malformed, crashed):
         assert answer["status"] == "failed" and answer["correctness"] is False
         assert answer["metadata"]["drk"]["env_error"] is True and answer["error_message"].startswith("[drk]")
