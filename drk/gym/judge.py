@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -634,12 +635,8 @@ class Session:
                    "seed": self.cfg.seed, "flush_mb": cfg.l2_flush_mb if cfg.timing_policy == "drk" else 0},
                   runner=runner)
         per_round = self._per_round()
-        cuda = self.ref.device.type == "cuda"
-        lock = self.timing_lock if cuda else None
         overheads = []
-        if lock is not None:
-            lock.acquire(max_hold_s=TIMING_HOLD_S)
-        try:
+        with self._gpu_to_ourselves():
             for r in range(-1, cfg.calibration_rounds):  # round -1 warms up, as the timing's does
                 specs = [CallSpec(self._fresh_seed(), "eval") for _ in range(per_round)]
                 answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True, runner=runner)
@@ -649,10 +646,23 @@ class Session:
                 fetch_ms = (time.perf_counter() - t0) * 1e3
                 if r >= 0:
                     overheads.append(wall + fetch_ms - sum(answer["times_ms"]))
-        finally:
-            if lock is not None:
-                lock.release()
         return statistics.median(overheads)
+
+    @contextlib.contextmanager
+    def _gpu_to_ourselves(self) -> Iterator[dict[str, bool | None]]:
+        """The GPU lock held exclusively (CUDA only; at most ``TIMING_HOLD_S``) around timed rounds. Yields a dict
+        whose ``quiet`` says, once the block ends, whether no other evaluation's GPU work ran in it (None on CPU)."""
+        lock = self.timing_lock if self.ref.device.type == "cuda" else None
+        state: dict[str, bool | None] = {"quiet": None}
+        if lock is None:
+            yield state
+            return
+        state["quiet"] = lock.acquire(max_hold_s=TIMING_HOLD_S)
+        try:
+            yield state
+        finally:
+            lock.release()
+            state["quiet"] = state["quiet"] and not getattr(lock, "expired", False)  # past the hold limit: not quiet
 
     def measure(self) -> dict[str, Any]:
         cfg, ref = self.cfg, self.ref
@@ -665,11 +675,7 @@ class Session:
         lates: dict[str, list[float]] = {"ref": [], "cand": []}  # end -> settled per call (see rounds.settled_times)
         gaps: list[float] = []
         overheads: list[float] = []  # the candidate's rounds' wall ms beyond its reported times
-        lock = self.timing_lock if cuda else None
-        quiet = None
-        if lock is not None:
-            quiet = lock.acquire(max_hold_s=TIMING_HOLD_S)
-        try:
+        with self._gpu_to_ourselves() as gpu:
             for r in range(-1 if cuda else 0, n_rounds):  # round -1: warm-up (compiles, autotunes), not counted
                 count = min(cfg.warmup, per_round) if r < 0 else per_round
                 if count <= 0:
@@ -695,10 +701,7 @@ class Session:
                     overheads.append(cand_overhead)
                     if sum(cand["times_ms"]) > cand_wall + 0.05:
                         gaps.append(math.inf)  # it claims more time than passed: not a clock
-        finally:
-            if lock is not None:
-                lock.release()
-                quiet = quiet and not getattr(lock, "expired", False)  # it ran past the hold limit: not quiet
+        quiet = gpu["quiet"]
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
         samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])

@@ -107,14 +107,13 @@ def clean_text(text: str) -> str:
 
 
 def _clean(value: Any) -> Any:
+    """``value`` with every string in it made valid UTF-8 (the same object when nothing needed it)."""
     if isinstance(value, str):
-        clean = clean_text(value)
-        return value if clean == value else clean
+        return clean_text(value)
     if isinstance(value, list):
         items = [_clean(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        return value if items == value else items
     if isinstance(value, dict):
         items = {_clean(k): _clean(v) for k, v in value.items()}
-        return value if all(a is b for a, b in zip(items, value)) and all(
-            items[k] is value[k] for k in value if k in items) else items
+        return value if items == value else items
     return value
