@@ -4,10 +4,9 @@ A reader/writer lock made of two ``flock``s on files named after the GPU. A timi
 (:meth:`GpuTimingLock.acquire`); every other piece of GPU work of an evaluation — building the reference, each
 request to a runner (correctness, probes, profiling), a spare runner creating its CUDA context — takes it *shared*
 (:meth:`GpuTimingLock.shared`). Shared holders overlap freely; a timing waits for those in flight and keeps new ones
-out until it ends, so a kernel from another process never lands inside a timed call (the GPU time-slices contexts: a
-neighbour's work inflates whichever call it lands in — measured on the H200 as 5-15 % run-to-run noise on a
-compute-bound matmul inside a busy pool). A third file is a turnstile: a timing that waits holds it, so a stream of
-overlapping shared holders cannot starve it.
+out until it ends, so a kernel from another cooperating process never lands inside a timed call (the GPU
+time-slices contexts: a neighbour's work inflates whichever call it lands in). A third file is a turnstile: a timing
+that waits holds it, so a stream of overlapping shared holders cannot starve it.
 
 Any two evaluations on the same GPU obey it, whether they come from one ``Pool`` or from two training runs side by
 side, and the OS releases a lock when its holder dies, so a candidate killed mid-timing (timeout, segfault) cannot

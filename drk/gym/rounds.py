@@ -100,8 +100,9 @@ class CallFailed(Exception):
 #: How much later than the reference's a candidate's calls may typically settle: the median over a timing of
 #: ``end -> settled`` (the host's latency after a whole-device synchronise) on the candidate's side minus the same on
 #: the reference's. More means its calls left work running on another stream or thread (charged then, see
-#: :func:`settled_times`). Measured per call the host latency itself is noisy (a busy host answers the synchronise
-#: 0.01-0.2 ms late), which is why the decision is taken on medians of both sides, never per call.
+#: :func:`settled_times`). Per call the host latency itself varies (its medians per round of 100 calls ranged
+#: 0.015-0.082 ms on an H200 host, results/gpu/2026-12-01-s12/call3_timing_noise.log, single calls more), which is
+#: why the decision is taken on medians of both sides, never per call.
 SETTLE_SLACK_MS = 0.05
 
 
