@@ -6,6 +6,7 @@
 #                                       before each call (is the host's launch latency the timing noise?)
 #   bash benchmarks/gpu_all.sh checks   the candidate sandbox, every example verdict (attacks, legitimate patterns),
 #                                       the GPU tests of drk.gym, throughput (sequential, Pool) and cache hits
+#   bash benchmarks/gpu_all.sh rate     throughput only (sequential, Pool of 8, cache hits) with the mean seconds per stage
 #   bash benchmarks/gpu_all.sh mini2    the mini2 verdict table (issue 12) in calls of <= 9 minutes: each resumes from
 #                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there)
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
@@ -50,14 +51,17 @@ checks)
     > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests exit $?"; grep -E "passed|failed|Error" "$OUT/gpu_tests.log" | tail -12
   timeout 200 python3 benchmarks/gym_timing.py --spread --batch 32 --workers 8 --out "$OUT/bench.json" \
     > "$OUT/bench.log" 2>&1; echo "throughput exit $?"; grep -vi warn "$OUT/bench.log" | tail -4 ;;
+rate)
+  timeout 240 python3 benchmarks/gym_timing.py --spread --batch 32 --workers 8 --out "$OUT/bench.json" \
+    > "$OUT/bench.log" 2>&1; echo "throughput exit $?"; grep -vi warn "$OUT/bench.log" | tail -5 ;;
 mini2)
   mkdir -p runs/mini2
   if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi
-  timeout 520 python3 benchmarks/mini2_verdicts.py --device cuda --workers 8 --cache-dir runs/mini2/cache \
+  timeout "${MINI2_S:-520}" python3 benchmarks/mini2_verdicts.py --device cuda --workers 8 --cache-dir runs/mini2/cache \
     --out "$OUT/verdicts.csv" > "$OUT/mini2.log" 2>&1; echo "mini2 exit $? ($(find runs/mini2/cache -name '*.json' | wc -l) cached)"
   tar czf "$OUT/cache.tgz" -C runs/mini2 cache; tr '\r' '\n' < "$OUT/mini2.log" | tail -3 ;;
 suite)
   timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
     > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
-*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|mini2|suite" >&2; exit 2 ;;
+*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|rate|mini2|suite" >&2; exit 2 ;;
 esac

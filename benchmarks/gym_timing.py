@@ -115,7 +115,14 @@ def throughput(batch: int, workers: int) -> dict:
             "pool_evals_per_min": pool_per_min, "cache_hit_ms": hit_ms,
             "statuses": sorted({r.status for r in results}),
             "sequential_seconds_by_status": seconds_by_status(sequential),
-            "pool_seconds_by_status": seconds_by_status(results)}
+            "pool_seconds_by_status": seconds_by_status(results),
+            "sequential_stage_s": mean_stages(sequential), "pool_stage_s": mean_stages(results)}
+
+
+def mean_stages(results: list) -> dict:
+    """Mean wall seconds per pipeline stage (``EvalResult.stage_s``; a stage an evaluation never reached counts 0)."""
+    names = sorted({k for r in results for k in (r.stage_s or {})})
+    return {k: round(statistics.fmean((r.stage_s or {}).get(k, 0.0) for r in results), 2) for k in names}
 
 
 def seconds_by_status(results: list) -> dict:
@@ -171,6 +178,7 @@ def main() -> None:
               f"{t['pool_evals_per_min']:.1f}/min, cache hit {t['cache_hit_ms']:.2f} ms")
         print(f"seconds per evaluation by status: sequential {t['sequential_seconds_by_status']}, "
               f"pool {t['pool_seconds_by_status']}")
+        print(f"mean seconds per stage: sequential {t['sequential_stage_s']}, pool {t['pool_stage_s']}")
     print(f"clocks before: {report['clocks_before']}  after: {report['clocks_after']}")
     if args.out:
         with open(args.out, "w") as handle:

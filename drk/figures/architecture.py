@@ -17,8 +17,8 @@ class Architecture:
                    "never imports candidate code")
     workers: tuple[str, ...] = ("threads for GPU 0\n(timing lock)", "threads for GPU 1\n(timing lock)",
                                 "threads for GPU k\n(timing lock)")
-    sandbox: str = ("fresh child per candidate, forked from a warm server (torch, no CUDA)\n"
-                    "(process group killed at timeout_s; JSON + secret token back; a crash is a status)")
+    sandbox: str = ("warm judge process (never runs candidate code; killed at its time limit)\n"
+                    "+ a fresh sandboxed runner per candidate (JSON + secret token back; a crash is a status)")
     stages: tuple[tuple[str, str], ...] = (
         ("reference outputs", "trusted, computed before candidate import"),
         ("instruments", "Triton launch recorder, tripwires, trust snapshot"),

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ast
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from drk.gym import probes
@@ -13,9 +11,10 @@ from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
 from drk.gym.isolation import IsolationUnavailable, available_level
+from drk.gym.judges import shared_judges
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
-from drk.gym.sandbox import SandboxOutcome, run_sandboxed
+from drk.gym.sandbox import SandboxOutcome
 from drk.gym.secret import judge_secret
 from drk.gym.static_checks import defines_model_new, run_static_checks
 from drk.gym.warm import shared_runners
@@ -49,7 +48,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     """Evaluate a candidate (a module, or an LLM reply with a fenced python block) against ``problem``.
 
     Never raises because of the candidate: every failure is a status of the returned result. The judging runs in
-    a fresh trusted child (:mod:`drk.gym.judge`), which runs the candidate in an OS sandbox of its own.
+    a warm trusted judge process (:mod:`drk.gym.judges`), which runs the candidate in an OS sandbox of its own.
 
     Args:
         problem: the reference.
@@ -99,13 +98,11 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         "isolation_level": level,
         "secret": judge_secret().hex(),  # hidden seeds: repeatable here, unpredictable to the candidate
     }
-    from drk.gym.judge import judge
 
     try:
-        with tempfile.TemporaryDirectory(prefix="drk_judge_") as tmp:
-            # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
-            outcome = run_sandboxed(judge, (payload, timing_lock, runner.handle, probe_runner.handle),
-                                    2 * config.timeout_s + 120, stdio_path=str(Path(tmp) / "stdio.txt"))
+        # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
+        outcome = shared_judges().run(kind, gpu_index, payload, timing_lock, [runner.handle, probe_runner.handle],
+                                      2 * config.timeout_s + 120)
     finally:
         runner.kill()  # whatever the judge did: the candidate's processes never outlive their evaluation
         probe_runner.kill()

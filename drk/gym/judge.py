@@ -1,6 +1,7 @@
 """The judge: the trusted process of an evaluation. It never imports or runs candidate code.
 
-It runs in a fresh child forked from the evaluation server (see :mod:`drk.gym.sandbox`), and:
+It runs in a judge process that serves one evaluation after another (:mod:`drk.gym.judges`; it never holds
+candidate code, so reuse is safe), and for each:
 
 1. builds the problem's reference and computes every reference output it will need, before the candidate's
    process exists;
@@ -91,15 +92,21 @@ class RunnerProcess:
         self.deadline, self.max_blob_bytes = deadline, max_blob_bytes
         self.tail = bytearray()
         self.output_bytes = 0
-        self.stdout = os.fdopen(handle.output, "rb", buffering=0)
+        self.output = handle.output
+        self._stop = threading.Event()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
 
     def _drain_output(self) -> None:
-        """Keep the last :data:`MAX_STDOUT_TAIL` bytes of the runner's stdout/stderr (a flood costs it, not us)."""
-        while True:
+        """Keep the last :data:`MAX_STDOUT_TAIL` bytes of the runner's stdout/stderr (a flood costs it, not us).
+
+        Polls, so :meth:`close` can stop it and close the descriptor itself: a judge serves many evaluations
+        (:mod:`drk.gym.judges`), and a descriptor closed late by a reader could be the next evaluation's by then."""
+        while not self._stop.is_set():
             try:
-                chunk = self.stdout.read(65536)
+                if not wire.readable(self.output, 0.1):
+                    continue
+                chunk = os.read(self.output, 65536)
             except (OSError, ValueError):
                 return
             if not chunk:
@@ -160,7 +167,10 @@ class RunnerProcess:
                 target()
             except (ProcessLookupError, PermissionError):
                 pass
-        for fd in (self.to_runner, self.from_runner):
+        self._drain.join(timeout=0.5)  # the runner's last words (killed: its pipe ends at once)
+        self._stop.set()
+        self._drain.join()
+        for fd in (self.to_runner, self.from_runner, self.output):
             try:
                 os.close(fd)
             except OSError:
@@ -227,19 +237,19 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
     inherited): the first runs the candidate, the second only its probe variants, so nothing a variant does in its
     process can touch the candidate's measurements, and the probes can run before the timing.
     """
-    cfg = EvalConfig.from_dict(payload["config"])
-    device = torch.device("cpu")
-    if payload["device"] == "cuda":
-        torch.cuda.set_device(payload.get("gpu_index", 0))
-        device = torch.device("cuda", payload.get("gpu_index", 0))
-    out: dict[str, Any] = {"device": "cpu (triton interpreter)" if device.type == "cpu"
-                           else f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"}
-    level = payload["isolation_level"]
-    out["isolation"] = level
-    # a sandboxed runner writes the candidate into its private /tmp; an unsandboxed one into a directory of ours
-    workdir = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else None
-    runner = probe_runner = None
+    runner = probe_runner = workdir = None
     try:
+        cfg = EvalConfig.from_dict(payload["config"])
+        device = torch.device("cpu")
+        if payload["device"] == "cuda":
+            torch.cuda.set_device(payload.get("gpu_index", 0))
+            device = torch.device("cuda", payload.get("gpu_index", 0))
+        out: dict[str, Any] = {"device": "cpu (triton interpreter)" if device.type == "cpu"
+                               else f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"}
+        level = payload["isolation_level"]
+        out["isolation"] = level
+        # a sandboxed runner writes the candidate into its private /tmp; an unsandboxed one into a directory of ours
+        workdir = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else None
         inside_dir = workdir or isolation.CANDIDATE_DIR
         inside = f"{inside_dir}/candidate.py"  # where both runners write what they import
         # one time limit for all the candidate's processes: a probe that runs out of it is the candidate's timeout
@@ -277,10 +287,16 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                        + _where(runner, inside, payload["candidate_source"]))
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
-    finally:
-        for process in (runner, probe_runner):
+    finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
+        for process, given in ((runner, handle), (probe_runner, probe_handle)):
             if process is not None:
                 process.close()
+            else:
+                for fd in given.fds():
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     return out

@@ -1,8 +1,8 @@
-"""The judge's process: run one evaluation's judge in a fresh child with a wall-clock limit.
+"""Trusted child processes with a wall-clock limit: a one-shot child (:func:`run_sandboxed`), and the pieces the warm
+judge servers of :mod:`drk.gym.judges` are made of (the forkserver, :class:`Reporter`, :func:`collect`).
 
 Children are forked from a *forkserver* that has imported torch but never touched CUDA and never runs candidate
-code: each evaluation's judge gets a pristine process (its CUDA context and memory die with it) without paying
-the ~2 s import of torch again. The candidate itself never runs here: the judge starts it in an OS sandbox
+code, so a child does not pay the ~2 s import of torch again. The candidate itself never runs here: the judge starts it in an OS sandbox
 (:mod:`drk.gym.isolation`). The judge answers over a pipe in JSON (never pickle), each message carrying a
 per-evaluation secret.
 """
@@ -136,6 +136,17 @@ def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s:
     start = time.monotonic()
     _start_without_main(proc)
     send_conn.close()
+    outcome = collect(recv_conn, proc, token, start, timeout_s)
+    _terminate(proc, grace_s=0.0)  # the verdict is in hand (or never will be): no need to watch it exit
+    recv_conn.close()
+    outcome.exitcode = proc.exitcode
+    return outcome
+
+
+def collect(conn: Any, proc: multiprocessing.process.BaseProcess, token: str, start: float,
+            timeout_s: float) -> SandboxOutcome:
+    """Read one job's stage notices and result (messages carrying ``token``) until the result, the child's death or
+    ``start + timeout_s``; a message that is not valid JSON or lacks the token is ignored."""
     stages: list[str] = []
     stage_started: list[float] = []
     result = None
@@ -145,32 +156,30 @@ def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s:
         if remaining <= 0:
             timed_out = True
             break
-        if not recv_conn.poll(min(remaining, 0.25)):
-            if not proc.is_alive() and not recv_conn.poll(0):
+        if not conn.poll(min(remaining, 0.25)):
+            if not proc.is_alive() and not conn.poll(0):
                 break
             continue
         try:
-            message = json.loads(recv_conn.recv_bytes(_MAX_MESSAGE_BYTES))
+            message = json.loads(conn.recv_bytes(_MAX_MESSAGE_BYTES))
         except (EOFError, OSError):
             break
         except (ValueError, UnicodeDecodeError):
             continue  # garbage on the pipe: not from us
         if not isinstance(message, dict) or message.get("token") != token:
-            continue  # forged
+            continue  # forged, or a late word from an earlier job
         if message.get("kind") == "stage":
             stages.append(str(message.get("stage")))
             stage_started.append(time.monotonic())
         elif message.get("kind") == "result":
             result = message.get("result")
     end = time.monotonic()
-    _terminate(proc, grace_s=0.0)  # the verdict is in hand (or never will be): no need to watch it exit
-    recv_conn.close()
     return SandboxOutcome(
         result=result,
         last_stage=stages[-1] if stages else "startup",
         exitcode=proc.exitcode,
         timed_out=timed_out,
-        elapsed_s=time.monotonic() - start,
+        elapsed_s=end - start,
         stages=stages,
         stage_s=_stage_durations(start, stages, stage_started, end),
     )

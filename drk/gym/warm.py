@@ -7,7 +7,7 @@ takes two (one runs the candidate, the other only its probe variants); each serv
 killed after it; :class:`WarmRunners` keeps a few spares per (device, GPU, isolation
 level) and starts a replacement whenever one is taken.
 
-The caller hands the runner's pipes to the judge (a forkserver child) as inherited file descriptors
+The caller hands the runner's pipes to the judge (:mod:`drk.gym.judges`) as passed file descriptors
 (:class:`RunnerHandle`); the caller keeps only the process, to kill and reap it when the evaluation ends, whatever the
 judge did.
 """
@@ -98,6 +98,11 @@ class StartedRunner:
 
 #: Seconds a spare may take to import torch and Triton, and then to create its CUDA context, before it is dropped.
 SPARE_IMPORT_S, SPARE_GPU_START_S = 120.0, 60.0
+#: Spares whose start-up (imports, CUDA context) runs at once; the rest queue behind them.
+PARALLEL_STARTS = 8
+#: Seconds :meth:`WarmRunners.take` waits for a spare already starting before it starts one of its own (two
+#: start-ups side by side take longer than one: waiting for the one under way is never slower).
+TAKE_WAIT_S = 120.0
 
 
 def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) -> StartedRunner:
@@ -107,11 +112,21 @@ def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) 
     lets it create its CUDA context only while holding the lock shared: the spares' start-up never lands inside
     another evaluation's timing. Without it the start is not waited for (the judge reads the hello).
     """
+    gated = gpu_lock is not None and device == "cuda"
+    started = spawn_runner(device, gpu_index, level, gated)
+    if gated:
+        finish_gpu_start(started, gpu_lock)
+    return started
+
+
+def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False) -> StartedRunner:
+    """Only the ``Popen`` of :func:`start_runner` (milliseconds): with ``gated`` the runner waits, imported, for
+    :func:`finish_gpu_start` before it touches the GPU. Splitting the two lets one thread spawn every spare (the
+    sandbox's ``--die-with-parent`` follows the spawning thread) while their start-ups run side by side."""
     to_runner_r, to_runner_w = os.pipe()
     from_runner_r, from_runner_w = os.pipe()
     _widen(from_runner_w)  # outputs of hundreds of MB cross this pipe: fewer, larger reads
     argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index)]
-    gated = gpu_lock is not None and device == "cuda"
     if gated:
         argv.append("wait")
     claim = isolation.claim_sandbox_uid() if level == "uid" else None
@@ -133,14 +148,16 @@ def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) 
     proc.stdout.close()
     for fd in (to_runner_w, from_runner_r, output):
         os.set_inheritable(fd, False)
-    started = StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), uid_claim=claim)
-    if gated:
-        try:
-            _gpu_start(started.handle, gpu_lock)
-        except (wire.WireError, OSError) as exc:
-            started.kill()
-            raise OSError(f"a spare runner failed to start: {exc}") from None
-    return started
+    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), uid_claim=claim)
+
+
+def finish_gpu_start(started: StartedRunner, gpu_lock: Any) -> None:
+    """Wait for a gated runner's imports and CUDA start (:func:`_gpu_start`); a failure kills it (``OSError``)."""
+    try:
+        _gpu_start(started.handle, gpu_lock)
+    except (wire.WireError, OSError) as exc:
+        started.kill()
+        raise OSError(f"a spare runner failed to start: {exc}") from None
 
 
 def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
@@ -170,33 +187,47 @@ def _widen(fd: int, size: int = 2**20) -> None:
 class WarmRunners:
     """Spare runners per (device, GPU, isolation level); thread-safe.
 
-    :meth:`take` returns a spare that is still alive (or starts one) and asks for its replacement at once, so the
-    next evaluation's runner starts while this one runs. Spares are started by one long-lived thread: bubblewrap's
-    ``--die-with-parent`` follows the *thread* that started a process, and a pool's worker threads end with their
-    batch. ``spares=0`` starts every runner on demand.
+    :meth:`take` returns a spare that is still alive (or waits for one being started, or starts one) and asks for
+    its replacement at once, so the next evaluation's runner starts while this one runs. Spares are *spawned* by one
+    long-lived thread: bubblewrap's ``--die-with-parent`` follows the *thread* that started a process, and a pool's
+    worker threads end with their batch. Their start-ups (imports, CUDA context) then run side by side, up to
+    :data:`PARALLEL_STARTS` at once: one start at a time capped a pool of 8 at ~22 evaluations/min on an H200
+    (each evaluation takes two runners). ``spares=0`` starts every runner on demand.
     """
 
     def __init__(self, spares: int = DEFAULT_SPARES) -> None:
         self.spares = spares
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._idle: dict[tuple[str, int, str], list[StartedRunner]] = defaultdict(list)
         self._pending: dict[tuple[str, int, str], int] = defaultdict(int)
         self._requests: queue.SimpleQueue[tuple[str, int, str] | None] = queue.SimpleQueue()
         self._closed = False
-        self._starter = threading.Thread(target=self._start_spares, name="drk-warm-runners", daemon=True)
+        self._to_finish: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+        self._starter = threading.Thread(target=self._spawn_spares, name="drk-warm-runners", daemon=True)
         self._starter.start()
+        for i in range(PARALLEL_STARTS):  # daemons: a start-up under way never delays the caller's exit
+            threading.Thread(target=self._finish_spares, name=f"drk-runner-start-{i}", daemon=True).start()
 
-    def take(self, device: str, gpu_index: int, level: str) -> StartedRunner:
+    def take(self, device: str, gpu_index: int, level: str, wait_s: float = TAKE_WAIT_S) -> StartedRunner:
+        """A live started runner: an idle spare, else one already starting (waited for up to ``wait_s``), else a
+        new one started here."""
         key = (device, gpu_index, level)
         runner, dead = None, []
-        with self._lock:
-            idle = self._idle[key]
-            while idle and runner is None:
-                candidate = idle.pop(0)
-                if candidate.alive():
-                    runner = candidate
-                else:
-                    dead.append(candidate)
+        deadline = time.monotonic() + wait_s
+        with self._arrived:
+            while runner is None:
+                idle = self._idle[key]
+                while idle and runner is None:
+                    candidate = idle.pop(0)
+                    if candidate.alive():
+                        runner = candidate
+                    else:
+                        dead.append(candidate)
+                remaining = deadline - time.monotonic()
+                if runner is not None or self._pending[key] <= 0 or remaining <= 0 or self._closed:
+                    break
+                self._arrived.wait(min(remaining, 1.0))
         for candidate in dead:  # reaped outside the lock: other evaluations need not wait for it
             candidate.kill()
         self._top_up(key)
@@ -218,29 +249,53 @@ class WarmRunners:
         for _ in range(max(missing, 0)):
             self._requests.put(key)
 
-    def _start_spares(self) -> None:
+    def _spawn_spares(self) -> None:
         while True:
             key = self._requests.get()
             if key is None:
                 return
+            gpu_lock = _gpu_lock(key)
             try:
-                spare = start_runner(*key, gpu_lock=_gpu_lock(key))
+                spare = spawn_runner(*key, gated=gpu_lock is not None)
             except OSError:
-                spare = None  # the evaluation that needs one starts it itself (and reports what fails)
-            with self._lock:
-                self._pending[key] -= 1
-                if spare is not None and not self._closed:
-                    self._idle[key].append(spare)
-                    spare = None
-            if spare is not None:
-                spare.kill()
+                self._arrive(key, None)  # the evaluation that needs one starts it itself (and reports what fails)
+                continue
+            if gpu_lock is None:
+                self._arrive(key, spare)  # its hello is read by the judge
+            else:
+                self._to_finish.put((key, spare, gpu_lock))
+
+    def _finish_spares(self) -> None:
+        while True:
+            job = self._to_finish.get()
+            if job is None:
+                return
+            key, spare, gpu_lock = job
+            try:
+                finish_gpu_start(spare, gpu_lock)
+            except OSError:
+                spare = None
+            self._arrive(key, spare)
+
+    def _arrive(self, key: tuple[str, int, str], spare: StartedRunner | None) -> None:
+        with self._arrived:
+            self._pending[key] -= 1
+            if spare is not None and not self._closed:
+                self._idle[key].append(spare)
+                spare = None
+            self._arrived.notify_all()
+        if spare is not None:
+            spare.kill()
 
     def close(self) -> None:
-        with self._lock:
+        with self._arrived:
             self._closed = True
             idle = [r for runners in self._idle.values() for r in runners]
             self._idle.clear()
+            self._arrived.notify_all()
         self._requests.put(None)
+        for _ in range(PARALLEL_STARTS):
+            self._to_finish.put(None)
         for runner in idle:
             runner.kill()
 

@@ -136,3 +136,71 @@ def test_runner_handles_carry_whether_their_hello_was_read():
     finally:
         for fd in fds:
             os.close(fd)
+
+
+class _FakeStarted:
+    """Stands in for a StartedRunner: alive until killed."""
+
+    def __init__(self) -> None:
+        self.killed = False
+
+    def alive(self) -> bool:
+        return not self.killed
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+def _fake_gpu_starts(monkeypatch, finish_s: float) -> dict:
+    """Spares whose GPU start-up takes ``finish_s``; records how many ran at once and any on-demand start."""
+    import threading
+    import time
+
+    from drk.gym import warm
+
+    seen = {"active": 0, "most": 0, "on_demand": 0}
+    lock = threading.Lock()
+
+    def finish(started, gpu_lock) -> None:
+        with lock:
+            seen["active"] += 1
+            seen["most"] = max(seen["most"], seen["active"])
+        time.sleep(finish_s)
+        with lock:
+            seen["active"] -= 1
+
+    def on_demand(*args, **kwargs):
+        seen["on_demand"] += 1
+        return _FakeStarted()
+
+    monkeypatch.setattr(warm, "spawn_runner", lambda *a, **k: _FakeStarted())
+    monkeypatch.setattr(warm, "finish_gpu_start", finish)
+    monkeypatch.setattr(warm, "_gpu_lock", lambda key: object())
+    monkeypatch.setattr(warm, "start_runner", on_demand)
+    return seen
+
+
+def test_spares_start_side_by_side(monkeypatch):
+    """One start-up at a time capped a pool of 8 on an H200 at ~22 evaluations/min: spares' start-ups overlap."""
+    seen = _fake_gpu_starts(monkeypatch, finish_s=0.5)
+    runners = WarmRunners(spares=6)
+    try:
+        runners.warm("cuda", 0, "uid")
+        got = [runners.take("cuda", 0, "uid") for _ in range(6)]
+    finally:
+        runners.close()
+    assert all(isinstance(r, _FakeStarted) for r in got)
+    assert seen["most"] > 1 and seen["on_demand"] == 0
+
+
+def test_take_waits_for_a_spare_already_starting_instead_of_starting_another(monkeypatch):
+    seen = _fake_gpu_starts(monkeypatch, finish_s=1.0)
+    runners = WarmRunners(spares=1)
+    try:
+        runners.warm("cuda", 0, "uid")
+        first = runners.take("cuda", 0, "uid")  # none idle yet, one pending: waited for
+        assert seen["on_demand"] == 0 and first.alive()
+        none_left = runners.take("cuda", 0, "uid", wait_s=0.0)  # no waiting allowed: started here
+        assert seen["on_demand"] == 1 and none_left.alive()
+    finally:
+        runners.close()

@@ -1,0 +1,216 @@
+"""Judge processes kept warm and reused: an evaluation does not pay for a new process and CUDA context.
+
+A judge (:func:`drk.gym.judge.judge`) never imports or runs candidate code: it builds the reference, talks to the
+candidate's sandboxed runners over pipes and reads only *data* from them (:mod:`drk.gym.wire`). So, unlike a runner,
+it can serve one evaluation after another. A fresh judge per evaluation cost a CUDA context each time (10-13 s of
+an evaluation's wall time on a busy H200, 2026-12-01, ``results/gpu/2026-12-01-s12/call3_examples_partial.log``).
+
+Each :class:`JudgeServer` is a forkserver child (torch imported, no CUDA until its first job) that takes one job at a
+time over a duplex pipe: the job as JSON, then the two runners' six pipe descriptors passed with ``SCM_RIGHTS``.
+It answers exactly as a one-shot child does (stage notices, then the result, each carrying the job's token). The
+caller's clock bounds every job: a server that overruns, dies or breaks the protocol is killed with its process
+group and never reused, and a server retires after :data:`MAX_JOBS` jobs, so slow leaks (the allocator's cache,
+compiled graphs) cannot pile up.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections import defaultdict
+from multiprocessing import reduction
+from typing import Any
+
+from drk.gym import sandbox
+from drk.gym.sandbox import Reporter, SandboxOutcome
+
+#: Jobs one server serves before it is replaced.
+MAX_JOBS = 200
+#: Descriptors passed per job: two runners' (requests, answers, output) pipes.
+_JOB_FDS = 6
+
+
+def _serve(conn: Any, stdio_path: str | None) -> None:
+    """The server's loop (in the forkserver child): one job after another until the caller closes the pipe."""
+    os.setsid()  # its own process group: the caller kills it whole when a job overruns
+    if stdio_path:
+        sandbox._redirect_stdio(stdio_path, None)
+    sandbox._close_inherited_fds(keep={conn.fileno()})
+    import faulthandler
+
+    from drk.gym.gpu_lock import GpuTimingLock
+    from drk.gym.judge import judge
+    from drk.gym.warm import RunnerHandle
+
+    while True:
+        try:
+            job = json.loads(conn.recv_bytes())
+            with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                fds = reduction.recvfds(sock, _JOB_FDS)
+        except (EOFError, OSError, ValueError):
+            os._exit(0)  # the caller is gone (or spoke garbage): nothing left to serve
+        reporter = Reporter(conn, job["token"])
+        handles: list[Any] | None = None
+        faulthandler.dump_traceback_later(max(job["timeout_s"] - 2.0, 1.0), exit=False, file=sys.stderr)
+        try:
+            lock = None
+            if job["lock"] is not None:
+                lock = GpuTimingLock.__new__(GpuTimingLock)
+                lock.__setstate__(job["lock"])
+            handles = [RunnerHandle(pid, *fds[3 * i:3 * i + 3], greeted=greeted)
+                       for i, (pid, greeted) in enumerate(job["runners"])]
+            result = judge(reporter, job["payload"], lock, *handles)
+        except BaseException as exc:  # noqa: BLE001 - the server must always answer
+            import traceback
+
+            result = {"internal_error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]}
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+        if handles is None:  # the job failed before the judge owned them (the judge closes what it is given)
+            _close_quietly(fds)
+        _between_jobs()
+        reporter.result(result)
+
+
+def _close_quietly(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _between_jobs() -> None:
+    """Forget what one job left: its cached GPU blocks (the next job may be another problem, and other processes
+    share the GPU) and any graphs ``torch.compile`` made of its reference (a new module object every job)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    if "torch._dynamo" in sys.modules:
+        torch._dynamo.reset()
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+class JudgeServer:
+    """The caller's end of one server: :meth:`run` one job at a time; :meth:`kill` when it misbehaves."""
+
+    def __init__(self, stdio_path: str | None) -> None:
+        ctx = sandbox._get_context()
+        self._conn, child_conn = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(target=_serve, args=(child_conn, stdio_path), daemon=True)
+        self.started = time.monotonic()
+        sandbox._start_without_main(self.process)
+        child_conn.close()
+        self.jobs = 0
+        self.usable = True
+
+    def run(self, payload: dict[str, Any], lock: Any, runners: list[Any], timeout_s: float) -> SandboxOutcome:
+        """Judge one evaluation: ``runners`` are two :class:`~drk.gym.warm.RunnerHandle` (candidate, probes).
+
+        Never raises because of the job; an outcome without a result (died, timed out) leaves the server unusable.
+        """
+        self.jobs += 1
+        token = secrets.token_hex(16)
+        job = {"token": token, "payload": payload, "timeout_s": timeout_s,
+               "lock": lock.__getstate__() if lock is not None else None,
+               "runners": [(h.pid, bool(getattr(h, "greeted", False))) for h in runners]}
+        start = time.monotonic()
+        try:
+            self._conn.send_bytes(json.dumps(job).encode())
+            with socket.fromfd(self._conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                reduction.sendfds(sock, [fd for h in runners for fd in h.fds()])
+        except OSError:  # the server died between jobs
+            self.kill()
+            return SandboxOutcome(result=None, last_stage="startup", exitcode=self.process.exitcode,
+                                  timed_out=False, elapsed_s=time.monotonic() - start)
+        outcome = sandbox.collect(self._conn, self.process, token, start, timeout_s)
+        if outcome.result is None or outcome.timed_out or self.jobs >= MAX_JOBS:
+            self.kill()
+        return outcome
+
+    def alive(self) -> bool:
+        return self.usable and self.process.is_alive()
+
+    def kill(self) -> None:
+        self.usable = False
+        sandbox._terminate(self.process, grace_s=0.0)
+        try:
+            self._conn.close()
+        except OSError:
+            pass
+
+
+class JudgeServers:
+    """Idle servers per (device, GPU); thread-safe. Each job takes one (or starts one) and gives it back."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[tuple[str, int], list[JudgeServer]] = defaultdict(list)
+        self._all: list[JudgeServer] = []
+        self._stdio_dir: str | None = None
+        self._closed = False
+
+    def run(self, device: str, gpu_index: int, payload: dict[str, Any], lock: Any, runners: list[Any],
+            timeout_s: float) -> SandboxOutcome:
+        server = self._take((device, gpu_index))
+        try:
+            return server.run(payload, lock, runners, timeout_s)
+        finally:
+            with self._lock:
+                if server.alive() and not self._closed:
+                    self._idle[(device, gpu_index)].append(server)
+                elif server in self._all:
+                    self._all.remove(server)
+            if not server.alive():
+                server.kill()
+
+    def _take(self, key: tuple[str, int]) -> JudgeServer:
+        with self._lock:
+            idle = self._idle[key]
+            while idle:
+                server = idle.pop()
+                if server.alive():
+                    return server
+                self._all.remove(server)
+            if self._stdio_dir is None:
+                import tempfile
+
+                self._stdio_dir = tempfile.mkdtemp(prefix="drk_judges_")
+            stdio = os.path.join(self._stdio_dir, f"judge-{len(self._all)}-{secrets.token_hex(4)}.txt")
+        server = JudgeServer(stdio)  # started outside the lock: other evaluations need not wait for it
+        with self._lock:
+            self._all.append(server)
+        return server
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            servers, self._all = list(self._all), []
+            self._idle.clear()
+        for server in servers:
+            server.kill()
+        if self._stdio_dir:
+            import shutil
+
+            shutil.rmtree(self._stdio_dir, ignore_errors=True)
+
+
+_shared: JudgeServers | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_judges() -> JudgeServers:
+    """This process's :class:`JudgeServers` (killed at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = JudgeServers()
+            atexit.register(_shared.close)
+        return _shared

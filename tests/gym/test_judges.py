@@ -1,0 +1,73 @@
+"""Warm judge processes (drk.gym.judges): reused across evaluations, replaced when they die or overrun, no leaks."""
+
+import os
+import time
+
+import pytest
+
+from drk.examples import example_candidate, example_problem
+from drk.gym import evaluate, isolation
+from drk.gym.judges import JudgeServers, shared_judges
+
+
+@pytest.fixture(autouse=True)
+def _needs_sandbox():
+    try:
+        isolation.available_level("auto")
+    except isolation.IsolationUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _idle_server():
+    servers = shared_judges()._idle[("cpu", 0)]
+    assert len(servers) == 1, "one evaluation at a time leaves exactly one idle judge"
+    return servers[0]
+
+
+def _open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_a_judge_serves_evaluation_after_evaluation_without_leaking_descriptors():
+    problem = example_problem("relu2")
+    assert evaluate(problem, example_candidate("good"), device="cpu").status == "correct"
+    server = _idle_server()
+    pid, fds_after_one = server.process.pid, _open_fds(server.process.pid)
+    statuses = [evaluate(problem, example_candidate(name), device="cpu").status
+                for name in ("wrong", "good", "raises", "good")]
+    assert statuses == ["incorrect", "correct", "runtime_error", "correct"]
+    again = _idle_server()
+    assert again is server and again.process.pid == pid and server.jobs >= 5
+    time.sleep(0.5)  # the runners' output threads end at their EOF
+    assert _open_fds(pid) <= fds_after_one
+
+
+def test_a_judge_that_died_between_evaluations_is_replaced_and_costs_nothing():
+    problem = example_problem("relu2")
+    assert evaluate(problem, example_candidate("good"), device="cpu").status == "correct"
+    dead = _idle_server()
+    os.kill(dead.process.pid, 9)
+    dead.process.join(10)
+    result = evaluate(problem, example_candidate("good"), device="cpu")
+    assert result.status == "correct" and not result.env_error
+    assert _idle_server() is not dead
+
+
+def test_a_job_past_its_time_limit_kills_its_judge_and_it_is_never_reused():
+    from drk.gym.warm import shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    try:
+        runners = [shared_runners().take("cpu", 0, level) for _ in range(2)]
+        problem = example_problem("relu2")
+        payload = {"problem_source": problem.source, "problem_name": problem.name, "problem_path": "p.py",
+                   "candidate_source": example_candidate("good"), "static_reasons": [], "device": "cpu",
+                   "gpu_index": 0, "config": {}, "isolation_level": level, "secret": "00" * 32}
+        outcome = servers.run("cpu", 0, payload, None, [r.handle for r in runners], timeout_s=0.05)
+        for runner in runners:
+            runner.kill()
+        assert outcome.timed_out and outcome.result is None
+        assert servers._idle[("cpu", 0)] == [] and servers._all == []
+    finally:
+        servers.close()
