@@ -52,8 +52,9 @@ checks)
   timeout 200 python3 benchmarks/gym_timing.py --spread --batch 32 --workers 8 --out "$OUT/bench.json" \
     > "$OUT/bench.log" 2>&1; echo "throughput exit $?"; grep -vi warn "$OUT/bench.log" | tail -4 ;;
 rate)
-  timeout 240 python3 benchmarks/gym_timing.py --spread --batch 32 --workers 8 --out "$OUT/bench.json" \
-    > "$OUT/bench.log" 2>&1; echo "throughput exit $?"; grep -vi warn "$OUT/bench.log" | tail -5 ;;
+  timeout "${RATE_S:-240}" python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 3 --policies drk \
+    --batch 24 --workers 8 --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1; echo "throughput exit $?"
+  grep -vi warn "$OUT/bench.log" | tail -12 ;;
 mini2)
   mkdir -p runs/mini2
   if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi

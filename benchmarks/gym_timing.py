@@ -99,7 +99,11 @@ def throughput(batch: int, workers: int) -> dict:
     kinds = ["good", "lazy", "wrong", "decoy"]
     pairs = [(problem, example_candidate(kinds[i % len(kinds)]) + f"\n# variant {i}\n") for i in range(batch)]
     start = time.monotonic()
-    sequential = [evaluate(p, c, device="cuda") for p, c in pairs[: batch // 2]]
+    sequential = []
+    for p, c in pairs[: batch // 2]:
+        sequential.append(evaluate(p, c, device="cuda"))
+        print(f"  sequential #{len(sequential)}: {sequential[-1].status} {sequential[-1].elapsed_s:.1f} s  "
+              f"stages {_stages(sequential[-1])}", flush=True)
     sequential_per_min = (batch // 2) / (time.monotonic() - start) * 60
     with tempfile.TemporaryDirectory() as cache_dir:
         pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False)

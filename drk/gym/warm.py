@@ -99,7 +99,7 @@ class StartedRunner:
 #: Seconds a spare may take to import torch and Triton, and then to create its CUDA context, before it is dropped.
 SPARE_IMPORT_S, SPARE_GPU_START_S = 120.0, 60.0
 #: Spares whose start-up (imports, CUDA context) runs at once; the rest queue behind them.
-PARALLEL_STARTS = 8
+PARALLEL_STARTS = 4
 #: Seconds :meth:`WarmRunners.take` waits for a spare already starting before it starts one of its own (two
 #: start-ups side by side take longer than one: waiting for the one under way is never slower).
 TAKE_WAIT_S = 120.0
@@ -165,7 +165,10 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     from drk.gym.gpu_lock import gpu_shared
 
     wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_IMPORT_S, max_blob_bytes=0)  # imported
-    with gpu_shared(gpu_lock):  # only the CUDA context's creation; the profiler's (host) start-up runs after
+    # One CUDA context created at a time per GPU: a timing waits for every shared holder in flight, and contexts
+    # created side by side on a busy host held it for seconds, stalling every evaluation on the GPU behind it
+    # (a pool of 8 fell from ~34 to ~14 evaluations/min, H200 2026-12-01). Imports still run side by side.
+    with _context_creation(gpu_lock), gpu_shared(gpu_lock):  # the profiler's (host) start-up runs after
         wire.send_frame(handle.to_runner, {"op": "init"})
         ready, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S,
                                    max_blob_bytes=0)
@@ -175,6 +178,14 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     if hello.get("op") != "hello":
         raise wire.WireError(f"expected hello, got {str(hello.get('op'))[:40]!r}")
     handle.greeted = True
+
+
+_creation_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+
+
+def _context_creation(gpu_lock: Any) -> threading.Lock:
+    """This process's mutex for creating CUDA contexts on the GPU of ``gpu_lock``."""
+    return _creation_locks[getattr(gpu_lock, "path", "")]
 
 
 def _widen(fd: int, size: int = 2**20) -> None:
