@@ -45,7 +45,6 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
     import faulthandler
 
     from drk.gym.gpu_lock import GpuTimingLock
-    from drk.gym.judge import judge
     from drk.gym.warm import RunnerHandle
 
     while True:
@@ -65,7 +64,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
                 lock.__setstate__(job["lock"])
             handles = [RunnerHandle(pid, *fds[3 * i:3 * i + 3], greeted=greeted)
                        for i, (pid, greeted) in enumerate(job["runners"])]
-            result = judge(reporter, job["payload"], lock, *handles)
+            result = _judge_job(reporter, job["payload"], lock, handles)
         except BaseException as exc:  # noqa: BLE001 - the server must always answer
             import traceback
 
@@ -76,6 +75,24 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
             _close_quietly(fds)
         _between_jobs()
         reporter.result(result)
+
+
+def _judge_job(reporter: Reporter, payload: dict[str, Any], lock: Any, handles: list[Any]) -> dict[str, Any]:
+    """One job; with ``DRK_JUDGE_PROFILE=<dir>`` (a developer's switch: where does a judge's time go?) under
+    ``cProfile``, its statistics written to ``<dir>/judge-<pid>-<n>.pstats``."""
+    from drk.gym.judge import judge
+
+    directory = os.environ.get("DRK_JUDGE_PROFILE")
+    if not directory:
+        return judge(reporter, payload, lock, *handles)
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(judge, reporter, payload, lock, *handles)
+    finally:
+        _judge_job.jobs = getattr(_judge_job, "jobs", 0) + 1
+        profiler.dump_stats(os.path.join(directory, f"judge-{os.getpid()}-{_judge_job.jobs}.pstats"))
 
 
 def _close_quietly(fds: list[int]) -> None:
