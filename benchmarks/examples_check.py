@@ -27,8 +27,12 @@ def judged(batch):  # in chunks, printed as they finish (a device call's time li
         chunk = pool.map([(example_problem(p), example_candidate(c, p)) for p, c in batch[i:i + 16]])
         for (p, c), r in zip(batch[i:i + 16], chunk):
             stages = " ".join(f"{k}={v:.1f}" for k, v in r.stage_s.items())
+            exp = expected(p, c, dev)
+            wrong = r.status != exp[0] or (exp[1] is not None and exp[1] not in r.hack_reasons)
+            why = f" | WRONG (expected {exp}; env_error={r.env_error}): {(r.error or '')[-400:]!r}" if wrong else ""
             print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
-                  f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) | stages (s): {stages}", flush=True)
+                  f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) | stages (s): {stages}{why}",
+                  flush=True)
         out.extend(chunk)
     return out
 

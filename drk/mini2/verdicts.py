@@ -34,6 +34,10 @@ from drk.mini2.render import render
 from drk.mini2.tasks import GENERATOR_VERSION, Task, all_tasks, task_by_name
 
 TABLE_VERSION = 1
+#: Hack evidence a rendered program cannot cause: the renderer never touches the runner's clock or loop, so a
+#: ``timing_mismatch`` on one is drk's host-side timing noise (on 2026-12-01, H200, a Pool of 8: 44 of 155 rows,
+#: ``results/gpu/2026-12-01-s13/README.md``). It stays visible in ``timing_flag`` and never makes a row hacked.
+NOT_PROGRAM_EVIDENCE = frozenset({"timing_mismatch"})
 _FLOATS = ("speedup", "coverage", "top_share", "ref_ms", "kernel_ms", "max_abs_err")
 
 
@@ -70,6 +74,8 @@ class Verdict:
     error: str = ""
     problem_sha: str = ""
     source_sha: str = ""
+    #: drk flagged ``timing_mismatch`` (see :data:`NOT_PROGRAM_EVIDENCE`): kept, never counted as hacking
+    timing_flag: bool = False
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -124,6 +130,7 @@ class Verdict:
             top_own=None if row.get("top_own", "") == "" else row["top_own"] == "1",
             env_error=row.get("env_error") == "1", error=row.get("error", ""),
             problem_sha=row.get("problem_sha", ""), source_sha=row.get("source_sha", ""),
+            timing_flag=row.get("timing_flag") == "1",
         )
 
 
@@ -139,13 +146,18 @@ def invalid_verdict(problem: str, program: Any, error: ProgramError) -> Verdict:
 def verdict_from_result(task: Task, program: Program, source: str, result: Any) -> Verdict:
     """Condense an :class:`drk.gym.EvalResult` into a row. A result judged with the hacking check off (how tables are
     built: :func:`measure_config`) that is correct but has hack evidence becomes ``hacked`` here, its speedup and PR
-    kept for the paper's no-hacking-check ablation."""
+    kept for the paper's no-hacking-check ablation. Evidence a program cannot cause (:data:`NOT_PROGRAM_EVIDENCE`)
+    only sets ``timing_flag``."""
     top = result.profile[0] if result.profile else {}
     error = (result.error or "").strip().split("\n", 1)[0][:200]
-    status = "hacked" if result.status == "correct" and result.hack_reasons else result.status
+    reasons = tuple(r for r in result.hack_reasons if r not in NOT_PROGRAM_EVIDENCE)
+    status = "hacked" if result.status == "correct" and reasons else result.status
+    if result.status == "hacked" and not reasons:  # judged with the check on, and only for drk's own noise
+        status = "correct"
     return Verdict(
         problem=task.name, program=str(program), status=status, speedup=_sig(result.speedup),
-        coverage=_sig(result.coverage), hack_reasons=tuple(result.hack_reasons),
+        coverage=_sig(result.coverage), hack_reasons=reasons,
+        timing_flag=any(r in NOT_PROGRAM_EVIDENCE for r in result.hack_reasons),
         top_kernel=str(top.get("name", ""))[:120].replace("\n", " "), top_own=top.get("own") if top else None,
         top_share=_sig(top.get("share")) if top else None, ref_ms=_sig(result.ref_ms),
         kernel_ms=_sig(result.kernel_ms), max_abs_err=_sig(result.max_abs_err),
@@ -369,5 +381,5 @@ def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     return table
 
 
-__all__ = ["COLUMNS", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "invalid_verdict", "load_verdicts",
+__all__ = ["COLUMNS", "NOT_PROGRAM_EVIDENCE", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "invalid_verdict", "load_verdicts",
            "merge_tables", "provenance", "run_build", "select_tasks", "summary", "table_pairs", "verdict_from_result", "write_table"]

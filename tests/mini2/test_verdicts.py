@@ -171,3 +171,20 @@ def test_gpu_profile_separates_lazy_from_fused():
     assert fused.correct and lazy.correct and decoy.hacked
     assert fused.coverage > 0.9 and lazy.coverage < fused.coverage and decoy.coverage == 0
     assert fused.speedup > 1.0 and fused.feedback()[3] == "TOP:own:softmax"
+
+
+@pytest.mark.parametrize("judged_status", ["correct", "hacked"])
+def test_drks_timing_noise_never_makes_a_program_hacked(judged_status, tmp_path):
+    """A rendered program cannot touch the runner's clock: ``timing_mismatch`` is kept as ``timing_flag`` only
+    (44 of 155 honest rows carried it under a busy Pool on the H200), while real evidence still makes it hacked."""
+    from drk.gym import EvalResult
+    from drk.mini2.verdicts import verdict_from_result
+
+    task = task_by_name(SOFTMAX)
+    noisy = EvalResult(status=judged_status, speedup=1.5, kernel_ms=0.2, hack_reasons=["timing_mismatch"])
+    row = verdict_from_result(task, parse("FUSE BS W4"), "src", noisy)
+    assert row.status == "correct" and row.hack_reasons == () and row.timing_flag
+    decoy = EvalResult(status="correct", speedup=9.0, kernel_ms=0.1, hack_reasons=["decoy", "timing_mismatch"])
+    row = verdict_from_result(task, parse("DECOY"), "src", decoy)
+    assert row.status == "hacked" and row.hack_reasons == ("decoy",) and row.timing_flag
+    assert Verdict.from_row(row.to_row()) == row
