@@ -60,10 +60,16 @@ class EvalConfig:
     calibration_rounds: int = 3
     #: Wall milliseconds per timed call that the candidate's process may need beyond its reported time and the
     #: reference's own overhead (pipe round trip, load from other evaluations); more, as the median over rounds, is
-    #: ``hacked: timing_mismatch``. Honest kernels measured 0.03-0.17 ms/call with 8 evaluations sharing an H200:
+    #: charged to its time on the GPU (see ``timing_flag_ms``) and ``hacked: timing_mismatch`` on CPU. Honest kernels measured 0.03-0.17 ms/call with 8 evaluations sharing an H200:
     #: this is also the most work per call a candidate could hide from its times. GPU, and CPU (interpreter) below.
     timing_slack_ms: float = 0.3
     cpu_timing_slack_ms: float = 50.0
+    #: GPU: wall milliseconds per timed call beyond the slack that are *charged* to the candidate's time rather than
+    #: judged: past this many (per call, beyond the slack) the timing is ``hacked: timing_mismatch``. A host-bound
+    #: loop's unaccounted time grows with the candidate's host work and shrinks with its GPU time, so honest fast or
+    #: launch-heavy candidates exceeded the slack under load (44 of 155 honest rows, H200, a Pool of 8, 2026-12-01):
+    #: they pay for the excess instead of being called cheats, and a clock that under-reports gains at most the slack.
+    timing_flag_ms: float = 2.5
     #: Bytes of output data one answer of the candidate's process may carry (a flood is a runtime error).
     max_output_bytes: int = 4 * 2**30
 
@@ -86,8 +92,9 @@ class EvalConfig:
             raise ValueError(f"isolation={self.isolation!r}: choose auto, uid, namespace or process")
         if self.calibration_rounds < 0:
             raise ValueError(f"calibration_rounds must be >= 0, got {self.calibration_rounds}")
-        if self.timing_round_calls < 1 or self.timing_slack_ms < 0 or self.cpu_timing_slack_ms < 0:
-            raise ValueError("timing_round_calls must be >= 1 and the timing slacks >= 0")
+        if self.timing_round_calls < 1 or self.timing_slack_ms < 0 or self.cpu_timing_slack_ms < 0 \
+                or self.timing_flag_ms < 0:
+            raise ValueError("timing_round_calls must be >= 1 and the timing slacks and timing_flag_ms >= 0")
         if self.l2_flush_mb < 0:
             raise ValueError(f"l2_flush_mb must be >= 0, got {self.l2_flush_mb}")
 

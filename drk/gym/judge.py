@@ -722,10 +722,11 @@ class Session:
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
         samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])
         centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
-        ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"])
         # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
         slack = (cfg.timing_slack_ms * per_round + ROUND_SLACK_MS) if cuda else cfg.cpu_timing_slack_ms * per_round
         hidden = statistics.median(gaps) if gaps else 0.0
+        charge, mismatch = rounds.unaccounted_verdict(hidden, per_round, slack, cfg.timing_flag_ms if cuda else None)
+        ref_ms, cand_ms = centre(samples["ref"]), centre(samples["cand"]) + charge
         backend = ("cuda_events:" + ("mean_noflush" if cfg.timing_policy == "authors" else "median_l2flush")) \
             if cuda else "cpu_interpreter_wall"
         result = {"ref_ms": ref_ms, "kernel_ms": cand_ms, "ref_ms_iqr": _iqr(samples["ref"]),
@@ -736,7 +737,8 @@ class Session:
                   wire.finite_or_none((statistics.median(overheads) - self.calibration) / max(per_round, 1)),
                   # False: another evaluation's GPU work was still running when the timing began (see gpu_lock)
                   "timing_quiet": quiet if isinstance(quiet, bool) else None,
-                  "mismatch": (not math.isfinite(hidden)) or hidden > slack or min(samples["cand"]) <= 0}
+                  "timing_charge_ms": charge if cuda else None,
+                  "mismatch": mismatch or min(samples["cand"]) <= 0}
         if cuda:
             result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None
         return result

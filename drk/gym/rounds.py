@@ -164,6 +164,24 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     return times, kept
 
 
+def unaccounted_verdict(hidden_round_ms: float, per_round: int, slack_round_ms: float, flag_call_ms: float | None
+                        ) -> tuple[float, bool]:
+    """What the judge does with a round's median unaccounted wall time (``hidden_round_ms``: the candidate's round
+    overhead beyond the reference's): ``(charge_ms_per_call, mismatch)``.
+
+    Within ``slack_round_ms`` nothing happens. With ``flag_call_ms`` (GPU) the excess is charged to every call, and
+    only an excess over ``flag_call_ms`` per call is a mismatch: the wall clock cannot tell a candidate's host work
+    from GPU time it hid, but either way the time passed. Without it (CPU: calls are synchronous, so the loop's
+    overhead is stable) any excess is a mismatch. A non-finite value (times claimed beyond the wall) always is.
+    """
+    if not math.isfinite(hidden_round_ms):
+        return 0.0, True
+    excess_call_ms = max(0.0, hidden_round_ms - slack_round_ms) / max(per_round, 1)
+    if flag_call_ms is None:
+        return 0.0, excess_call_ms > 0.0
+    return excess_call_ms, excess_call_ms > flag_call_ms
+
+
 def settled_times(times: Sequence[float], lates: Sequence[float], ref_lates: Sequence[float]) -> tuple[list[float], float]:
     """The candidate's call times with left-running work charged, and by how much its calls typically settled later
     than the reference's (``median(lates) - median(ref_lates)``, ms).

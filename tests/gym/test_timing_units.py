@@ -115,3 +115,30 @@ def test_run_round_reports_a_late_per_call():
     times, _ = rounds.run_round(lambda x: x * 2, [[torch.randn(4)], [torch.randn(4)]], ["eval", "eval"],
                                 device=torch.device("cpu"), flush=None, lates=lates)
     assert len(times) == len(lates) == 2 and lates == [0.0, 0.0]
+
+
+def test_unaccounted_time_within_the_slack_is_free():
+    from drk.gym.rounds import unaccounted_verdict
+
+    assert unaccounted_verdict(4.9, 10, 5.0, 2.5) == (0.0, False)
+    assert unaccounted_verdict(-3.0, 10, 5.0, 2.5) == (0.0, False)
+    assert unaccounted_verdict(4.9, 10, 5.0, None) == (0.0, False)
+
+
+def test_gpu_unaccounted_time_past_the_slack_is_charged_and_only_gross_excess_is_a_mismatch():
+    """Honest host-bound candidates under load showed up to 1.4 ms/call (H200, 2026-12-01): charged, not hacked."""
+    from drk.gym.rounds import unaccounted_verdict
+
+    charge, mismatch = unaccounted_verdict(19.0, 10, 5.0, 2.5)  # 1.4 ms per call beyond the slack
+    assert mismatch is False and abs(charge - 1.4) < 1e-12
+    charge, mismatch = unaccounted_verdict(40.0, 10, 5.0, 2.5)  # 3.5 ms per call: more than host work explains
+    assert mismatch is True and abs(charge - 3.5) < 1e-12
+
+
+def test_cpu_and_impossible_clocks_are_mismatches():
+    import math
+
+    from drk.gym.rounds import unaccounted_verdict
+
+    assert unaccounted_verdict(5.1, 10, 5.0, None) == (0.0, True)  # CPU: synchronous calls, any excess
+    assert unaccounted_verdict(math.inf, 10, 5.0, 2.5) == (0.0, True)  # it claimed more time than passed
