@@ -84,6 +84,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_unparse_recursion": ("format_error", None),  # too deep for the probes' rewrite: was an env_error escape
     "attack_zero_numel_shape": ("runtime_error", None),  # an empty tensor of absurd sizes: was an env_error escape
     "attack_surrogate_error": ("runtime_error", None),  # a lone surrogate in its error text broke every UTF-8 writer
+    # Session 13: outputs travel through a shared, sealed output area.
+    "attack_area_offset": ("runtime_error", None),  # describes its outputs past the area's end: a protocol error
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import mmap
 import os
 import shutil
 import statistics
@@ -93,9 +94,23 @@ class RunnerProcess:
         self.tail = bytearray()
         self.output_bytes = 0
         self.output = handle.output
+        self.area = self._map_area(getattr(handle, "area", -1))
         self._stop = threading.Event()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
+
+    @staticmethod
+    def _map_area(fd: int) -> mmap.mmap | None:
+        """Map the runner's output area read-only (and close its descriptor): only a sealed area of the expected size
+        (a runner cannot shrink it under the judge's reads); None when there is none or it is not sealed."""
+        if fd < 0:
+            return None
+        try:
+            return mmap.mmap(fd, wire.OUTPUT_AREA_BYTES, prot=mmap.PROT_READ) if wire.area_is_sealed(fd) else None
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
 
     def _drain_output(self) -> None:
         """Keep the last :data:`MAX_STDOUT_TAIL` bytes of the runner's stdout/stderr (a flood costs it, not us).
@@ -174,6 +189,11 @@ class RunnerProcess:
             try:
                 os.close(fd)
             except OSError:
+                pass
+        if self.area is not None:
+            try:
+                self.area.close()
+            except BufferError:  # a view still exported: the mapping goes with the last reference
                 pass
 
 
@@ -499,8 +519,18 @@ class Session:
         if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
             raise wire.WireError("malformed fetch answer")
         values, it = [], iter(blobs)
+        area_bytes = 0
+        runner = runner or self.runner
         for meta in metas:
-            if isinstance(meta, dict) and "dtype" in meta:
+            if isinstance(meta, dict) and "area" in meta:
+                if runner.area is None:
+                    raise wire.WireError("a tensor described in an output area this runner does not have")
+                value, nbytes = wire.tensor_from_area(meta, runner.area, self.ref.device)
+                area_bytes += nbytes
+                if area_bytes > size + 2**16:  # as much as a right answer takes, as over the pipe
+                    raise wire.WireError(f"fetched outputs of {area_bytes} bytes; a right answer has {size}")
+                values.append(value)
+            elif isinstance(meta, dict) and "dtype" in meta:
                 blob = next(it, None)
                 if blob is None:
                     raise wire.WireError("fewer tensors than described")

@@ -6,7 +6,7 @@ it can serve one evaluation after another. A fresh judge per evaluation cost a C
 an evaluation's wall time on a busy H200, 2026-12-01, ``results/gpu/2026-12-01-s12/call3_examples_partial.log``).
 
 Each :class:`JudgeServer` is a forkserver child (torch imported, no CUDA until its first job) that takes one job at a
-time over a duplex pipe: the job as JSON, then the two runners' six pipe descriptors passed with ``SCM_RIGHTS``.
+time over a duplex pipe: the job as JSON, then the two runners' descriptors (pipes, output areas) passed with ``SCM_RIGHTS``.
 It answers exactly as a one-shot child does (stage notices, then the result, each carrying the job's token). The
 caller's clock bounds every job: a server that overruns, dies or breaks the protocol is killed with its process
 group and never reused, and a server retires after :data:`MAX_JOBS` jobs, so slow leaks (the allocator's cache,
@@ -32,8 +32,8 @@ from drk.gym.sandbox import Reporter, SandboxOutcome
 
 #: Jobs one server serves before it is replaced.
 MAX_JOBS = 200
-#: Descriptors passed per job: two runners' (requests, answers, output) pipes.
-_JOB_FDS = 6
+#: Descriptors passed per job at most: two runners' (requests, answers, output) pipes and output areas.
+_JOB_FDS = 8
 
 
 def _serve(conn: Any, stdio_path: str | None) -> None:
@@ -45,7 +45,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
     import faulthandler
 
     from drk.gym.gpu_lock import GpuTimingLock
-    from drk.gym.warm import RunnerHandle
+    from drk.gym.warm import handle_from_fds
 
     while True:
         try:
@@ -62,8 +62,10 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
             if job["lock"] is not None:
                 lock = GpuTimingLock.__new__(GpuTimingLock)
                 lock.__setstate__(job["lock"])
-            handles = [RunnerHandle(pid, *fds[3 * i:3 * i + 3], greeted=greeted)
-                       for i, (pid, greeted) in enumerate(job["runners"])]
+            handles, at = [], 0
+            for pid, greeted, count in job["runners"]:
+                handles.append(handle_from_fds(pid, fds[at:at + count], greeted))
+                at += count
             result = _judge_job(reporter, job["payload"], lock, handles)
         except BaseException as exc:  # noqa: BLE001 - the server must always answer
             import traceback
@@ -137,7 +139,7 @@ class JudgeServer:
         token = secrets.token_hex(16)
         job = {"token": token, "payload": payload, "timeout_s": timeout_s,
                "lock": lock.__getstate__() if lock is not None else None,
-               "runners": [(h.pid, bool(getattr(h, "greeted", False))) for h in runners]}
+               "runners": [(h.pid, bool(getattr(h, "greeted", False)), len(h.fds())) for h in runners]}
         start = time.monotonic()
         try:
             self._conn.send_bytes(json.dumps(job).encode())

@@ -17,6 +17,7 @@ probe variant), ``go`` (run the prepared round), ``fetch`` (outputs of one call 
 from __future__ import annotations
 
 import importlib.util
+import mmap
 import os
 import sys
 import traceback
@@ -32,8 +33,10 @@ MAX_REQUEST_BYTES = 4 * 2**20
 
 
 class Runner:
-    def __init__(self, fd_in: int, fd_out: int, device: torch.device | None = None) -> None:
+    def __init__(self, fd_in: int, fd_out: int, device: torch.device | None = None, area_fd: int = -1) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
+        #: the output area shared with the judge (wire.make_output_area); fetched outputs are written there
+        self.area = mmap.mmap(area_fd, 0) if area_fd >= 0 else None
         self.device = device or torch.device("cpu")
         self.models: dict[str, Any] = {}
         self.problem: types.ModuleType | None = None
@@ -173,11 +176,16 @@ class Runner:
         values = self.last_outputs[int(req["call"])]
         if req.get("sample_seed") is not None:
             values = rounds.sample_values(values, int(req["sample_seed"]))
-        metas, blobs = [], []
+        metas, blobs, offset = [], [], 0
         for value in values:
             if isinstance(value, torch.Tensor):
-                metas.append(wire.tensor_meta(value))
-                blobs.append(wire.tensor_to_blob(value))
+                meta = wire.tensor_into_area(value, self.area, offset)
+                if meta is not None:
+                    offset = wire.area_next(offset, value.numel() * value.element_size())
+                else:
+                    meta = wire.tensor_meta(value)
+                    blobs.append(wire.tensor_to_blob(value))
+                metas.append(meta)
             else:
                 metas.append({"value": value if isinstance(value, (int, float, bool)) or value is None
                               else repr(value)[:200]})
@@ -347,10 +355,12 @@ def main(argv: list[str]) -> None:
     import faulthandler
 
     faulthandler.enable(file=sys.stderr)
-    wait = len(argv) > 5 and argv[5] == "wait"
+    options = argv[5:]
+    wait = "wait" in options
+    area = next((int(o.removeprefix("area=")) for o in options if o.startswith("area=")), -1)
     device = _setup_device(argv[3], int(argv[4]), *((int(argv[1]), int(argv[2])) if wait else ())) \
         if len(argv) > 4 else None
-    runner = Runner(int(argv[1]), int(argv[2]), device)
+    runner = Runner(int(argv[1]), int(argv[2]), device, area_fd=area)
     try:
         runner.serve()
     except wire.WireError:

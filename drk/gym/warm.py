@@ -35,19 +35,22 @@ DEFAULT_SPARES = 2
 
 @dataclass
 class RunnerHandle:
-    """The judge's end of a started runner: its pid and three pipe descriptors (requests, answers, stdout).
+    """The judge's end of a started runner: its pid, three pipe descriptors (requests, answers, stdout) and its
+    output area (:func:`drk.gym.wire.make_output_area`; -1: none, outputs come over the pipe).
 
-    Pickled into the judge's process by multiprocessing, which duplicates the descriptors into the child.
+    Passed to the judge's process as descriptors (:mod:`drk.gym.judges`), or pickled by multiprocessing, which
+    duplicates them into a child.
     """
 
     pid: int
     to_runner: int
     from_runner: int
     output: int
+    area: int = -1
     greeted: bool = False  # its hello was read by the starter (a spare whose GPU start ran under the lock)
 
-    def fds(self) -> tuple[int, int, int]:
-        return self.to_runner, self.from_runner, self.output
+    def fds(self) -> tuple[int, ...]:
+        return (self.to_runner, self.from_runner, self.output) + ((self.area,) if self.area >= 0 else ())
 
     def __reduce__(self):
         from multiprocessing import reduction
@@ -57,6 +60,11 @@ class RunnerHandle:
 
 def _rebuild_handle(pid: int, greeted: bool, *dup_fds) -> RunnerHandle:
     return RunnerHandle(pid, *(d.detach() for d in dup_fds), greeted=greeted)
+
+
+def handle_from_fds(pid: int, fds: list[int], greeted: bool) -> RunnerHandle:
+    """A handle from the descriptors of :meth:`RunnerHandle.fds` (three pipes, then the output area if any)."""
+    return RunnerHandle(pid, *fds[:3], area=fds[3] if len(fds) > 3 else -1, greeted=greeted)
 
 
 @dataclass
@@ -126,17 +134,19 @@ def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False) -
     to_runner_r, to_runner_w = os.pipe()
     from_runner_r, from_runner_w = os.pipe()
     _widen(from_runner_w)  # outputs of hundreds of MB cross this pipe: fewer, larger reads
-    argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index)]
+    area = wire.make_output_area()
+    argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index),
+            f"area={area}"]
     if gated:
         argv.append("wait")
     claim = isolation.claim_sandbox_uid() if level == "uid" else None
     try:
         proc = subprocess.Popen(isolation.sandbox_command(level, argv, uid=claim.uid if claim else None),
-                                pass_fds=(to_runner_r, from_runner_w),
+                                pass_fds=(to_runner_r, from_runner_w, area),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=isolation.sandbox_env(device), start_new_session=True, close_fds=True)
     except BaseException:
-        for fd in (to_runner_w, from_runner_r):
+        for fd in (to_runner_w, from_runner_r, area):
             os.close(fd)
         if claim is not None:
             claim.release()
@@ -146,9 +156,9 @@ def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False) -
         os.close(from_runner_w)
     output = os.dup(proc.stdout.fileno())
     proc.stdout.close()
-    for fd in (to_runner_w, from_runner_r, output):
+    for fd in (to_runner_w, from_runner_r, output, area):
         os.set_inheritable(fd, False)
-    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output), uid_claim=claim)
+    return StartedRunner(proc, RunnerHandle(proc.pid, to_runner_w, from_runner_r, output, area=area), uid_claim=claim)
 
 
 def finish_gpu_start(started: StartedRunner, gpu_lock: Any) -> None:

@@ -9,12 +9,14 @@ judge's memory.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import select
 import struct
 import time
+import warnings
 from typing import Any
 
 import torch
@@ -155,6 +157,83 @@ def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "c
         return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape).to(device)
     except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
+
+
+#: Bytes of a runner's output area: a sealed ``memfd`` the caller creates and both the runner (read-write) and the
+#: judge (read-only) map, through which fetched outputs travel instead of the pipe (a 256 MB output took ~0.5 s
+#: through the pipe on the H200: 4.2 s of relu2's 5.5 s correctness stage). Sparse: only written pages use memory.
+#: Its size is sealed (no shrink, no grow), so the runner cannot make the judge's reads fault.
+OUTPUT_AREA_BYTES = 4 * 2**30
+#: Alignment of each tensor in the area.
+AREA_ALIGN = 64
+
+
+def make_output_area(size: int = OUTPUT_AREA_BYTES) -> int:
+    """A new sealed memfd of ``size`` bytes (not inheritable); the caller passes it to a runner and its judge."""
+    fd = os.memfd_create("drk-outputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def area_is_sealed(fd: int, size: int = OUTPUT_AREA_BYTES) -> bool:
+    """Whether ``fd`` is an output area the judge may map: its size is ``size`` and can never change."""
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        return os.fstat(fd).st_size == size and seals & fcntl.F_SEAL_SHRINK and seals & fcntl.F_SEAL_GROW
+    except OSError:
+        return False
+
+
+def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu") -> tuple[torch.Tensor, int]:
+    """Copy a tensor that a peer described at ``meta["area"]`` (a byte offset) out of the mapped output ``area``;
+    returns it (a copy: the peer may write the area again at any time) and its byte size."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("dtype"), str) or meta["dtype"] not in DTYPES \
+            or not isinstance(meta.get("shape"), list):
+        raise WireError(f"bad tensor description {str(meta)[:200]}")
+    offset, shape = meta.get("area"), meta["shape"]
+    if type(offset) is not int or offset < 0 or offset % AREA_ALIGN:
+        raise WireError(f"bad output area offset {str(offset)[:40]}")
+    if len(shape) > 16 or not all(type(s) is int and 0 <= s < 2**40 for s in shape) \
+            or math.prod(max(s, 1) for s in shape) >= 2**48:
+        raise WireError(f"bad tensor shape {shape[:20]}")
+    dtype = DTYPES[meta["dtype"]]
+    numel = math.prod(shape)
+    nbytes = numel * torch.empty((), dtype=dtype).element_size()
+    if offset + nbytes > len(area):
+        raise WireError(f"tensor {meta['dtype']}{shape[:8]} at {offset} runs past the output area")
+    if numel == 0:
+        return torch.empty(shape, dtype=dtype, device=device), 0
+    with warnings.catch_warnings():  # the judge maps the area read-only; it copies at once
+        warnings.simplefilter("ignore", UserWarning)
+        view = torch.frombuffer(area, dtype=dtype, count=numel, offset=offset).reshape(shape)
+    copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
+    del view
+    return copy, nbytes
+
+
+def tensor_into_area(t: torch.Tensor, area: Any, offset: int) -> dict[str, Any] | None:
+    """Runner side: write ``t`` into the mapped ``area`` at ``offset`` (device to host straight into it); its
+    description, or None when it does not fit (the caller sends it over the pipe instead)."""
+    flat = t.detach().reshape(-1)
+    nbytes = flat.numel() * flat.element_size()
+    if area is None or offset + nbytes > len(area):
+        return None
+    if flat.numel():
+        dst = torch.frombuffer(area, dtype=flat.dtype, count=flat.numel(), offset=offset)
+        dst.copy_(flat)
+        del dst
+    return {**tensor_meta(t), "area": offset}
+
+
+def area_next(offset: int, nbytes: int) -> int:
+    """The offset after a tensor of ``nbytes`` at ``offset``, aligned."""
+    end = offset + nbytes
+    return -(-end // AREA_ALIGN) * AREA_ALIGN
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -148,3 +148,41 @@ def test_a_profile_claim_cannot_make_the_profiling_ratio_nan():
                                  own_names={"own_kernel_a", "own_kernel_b"})
     out = judge.Session.profile(fake)
     assert out["coverage"] is not None and math.isfinite(out["coverage"]) and 0 <= out["coverage"] <= 1
+
+
+def test_output_area_round_trip_copies_and_bounds():
+    """Fetched outputs travel through a sealed memfd: the judge copies them out, refuses descriptions past its end
+    or misaligned, and maps only an area whose size can never change (a shrunk mapping would fault the judge)."""
+    import mmap
+    import os
+
+    from drk.gym import wire
+
+    fd = wire.make_output_area(1 << 20)
+    try:
+        assert wire.area_is_sealed(fd, 1 << 20)
+        with pytest.raises(OSError):
+            os.ftruncate(fd, 4096)  # sealed: the runner cannot shrink it under the judge
+        writer = mmap.mmap(fd, 0)
+        reader = mmap.mmap(fd, 1 << 20, prot=mmap.PROT_READ)
+        x = torch.arange(1000, dtype=torch.float32).reshape(10, 100)
+        meta = wire.tensor_into_area(x, writer, 0)
+        got, nbytes = wire.tensor_from_area(meta, reader)
+        assert nbytes == 4000 and torch.equal(got, x)
+        writer[0:4] = b"\xff\xff\xff\xff"  # the runner writes again: the judge's copy does not change
+        assert torch.equal(got, x)
+        assert wire.area_next(0, 4000) % wire.AREA_ALIGN == 0 and wire.area_next(0, 4000) >= 4000
+        assert wire.tensor_into_area(torch.zeros(1 << 19), writer, 0) is None  # too big: goes over the pipe
+        for bad in ({**meta, "area": (1 << 20) - 64}, {**meta, "area": 3}, {**meta, "area": -64},
+                    {**meta, "area": 1.0}, {**meta, "dtype": "object"}, {**meta, "shape": [-1]}):
+            with pytest.raises(wire.WireError):
+                wire.tensor_from_area(bad, reader)
+        writer.close()
+    finally:
+        os.close(fd)
+    plain = os.memfd_create("plain")
+    try:
+        os.ftruncate(plain, 1 << 20)
+        assert not wire.area_is_sealed(plain, 1 << 20)
+    finally:
+        os.close(plain)
