@@ -7,6 +7,8 @@
 #   bash benchmarks/gpu_all.sh checks   the candidate sandbox, every example verdict (attacks, legitimate patterns),
 #                                       the GPU tests of drk.gym, throughput (sequential, Pool) and cache hits
 #   bash benchmarks/gpu_all.sh rate     throughput only (sequential, Pool of 8, cache hits) with the mean seconds per stage
+#   bash benchmarks/gpu_all.sh scaling  Pool(2, 4, 8) on distinct mini2 pairs, then 8 with shorter exclusive sections:
+#                                       is a pool limited by contention, and how much of it is the GPU lock?
 #   bash benchmarks/gpu_all.sh mini2    the mini2 verdict table (issue 12) in calls of <= 9 minutes: each resumes from
 #                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there)
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
@@ -55,6 +57,12 @@ rate)
   timeout "${RATE_S:-240}" python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 3 --policies drk \
     --batch 24 --workers 8 --out "$OUT/bench.json" > "$OUT/bench.log" 2>&1; echo "throughput exit $?"
   grep -vi warn "$OUT/bench.log" | tail -12 ;;
+scaling)
+  timeout 300 python3 benchmarks/pool_scaling.py --workers 2 4 8 --pairs 24 --out "$OUT/scaling.json" \
+    > "$OUT/scaling.log" 2>&1; echo "scaling exit $?"; cat "$OUT/scaling.log" | grep workers
+  timeout 120 python3 benchmarks/pool_scaling.py --workers 8 --pairs 24 --offset 72 --timing-trials 30 \
+    --calibration-rounds 1 --out "$OUT/scaling_short.json" > "$OUT/scaling_short.log" 2>&1
+  echo "short exclusive sections exit $?"; grep workers "$OUT/scaling_short.log" ;;
 mini2)
   mkdir -p runs/mini2
   if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi
@@ -64,5 +72,5 @@ mini2)
 suite)
   timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
     > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
-*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|rate|mini2|suite" >&2; exit 2 ;;
+*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|rate|scaling|mini2|suite" >&2; exit 2 ;;
 esac
