@@ -133,3 +133,29 @@ def test_programs_that_run_differently_never_share_a_result(problem, tmp_path):
     pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG, progress=False)
     broken, honest = pool.map([(problem, "  " + good), (problem, good)])
     assert broken.status == "compile_error" and honest.status == "correct"
+
+
+def test_a_candidate_out_of_gpu_memory_is_retried_before_it_is_charged(problem, monkeypatch):
+    """On a shared GPU the memory may have been other evaluations': retried ENV_RETRIES times, then charged."""
+    import drk.gym.pool as pool_module
+
+    calls = []
+    real = pool_module.evaluate
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "evaluate", counting)
+    monkeypatch.setattr(pool_module.time, "sleep", lambda s: None)
+    oom = example_candidate("good").replace(
+        "class ModelNew(nn.Module):", "class ModelNew(nn.Module):\n"
+        "    def __call__(self, *a):\n"
+        "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')\n", 1)
+    assert "OutOfMemoryError" in oom
+    pool = Pool(device="cpu", workers=1, config=CONFIG, progress=False)
+    result = pool.evaluate(problem, oom)
+    assert result.status == "runtime_error" and not result.env_error and "out of memory" in result.error
+    assert len(calls) == pool_module.ENV_RETRIES + 1
+    calls.clear()
+    assert pool.evaluate(problem, example_candidate("wrong")).status == "incorrect" and len(calls) == 1
