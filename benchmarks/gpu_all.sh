@@ -61,7 +61,7 @@ scaling)
   timeout 300 python3 benchmarks/pool_scaling.py --workers 2 4 8 --pairs 24 --out "$OUT/scaling.json" \
     > "$OUT/scaling.log" 2>&1; echo "scaling exit $?"; cat "$OUT/scaling.log" | grep workers
   timeout 120 python3 benchmarks/pool_scaling.py --workers 8 --pairs 24 --offset 72 --timing-trials 30 \
-    --calibration-rounds 1 --out "$OUT/scaling_short.json" > "$OUT/scaling_short.log" 2>&1
+    --out "$OUT/scaling_short.json" > "$OUT/scaling_short.log" 2>&1
   echo "short exclusive sections exit $?"; grep workers "$OUT/scaling_short.log" ;;
 mini2)
   mkdir -p runs/mini2

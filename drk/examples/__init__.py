@@ -79,7 +79,10 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_prepare_time_work": ("hacked", "timing_mismatch"),  # a round run in `prepare`; `prepare` is timed now
     "attack_fetch_meta_type": ("runtime_error", None),  # a malformed fetch answer was drk's TypeError (env_error)
     "attack_promised_blob": ("runtime_error", None),  # a 4 GiB blob announced: the judge allocated it; now refused
-    "attack_calibration_residue": ("hacked", "decoy"),  # told the runners apart by the calibration's caches
+    # told the runners apart by the calibration's caches: with calibration off (the default since session 13) there is
+    # no residue, it runs its Triton kernel in both runners and is correct; with calibration_rounds > 0 both runners
+    # calibrate and it is hacked: decoy (tests/gym/test_evaluate_cpu.py::test_calibration_when_asked_for)
+    "attack_calibration_residue": ("correct", None),
     # A second review the same day (the HTTP service, the cache, the judge's handling of runner answers):
     "attack_unparse_recursion": ("format_error", None),  # too deep for the probes' rewrite: was an env_error escape
     "attack_zero_numel_shape": ("runtime_error", None),  # an empty tensor of absurd sizes: was an env_error escape

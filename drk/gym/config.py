@@ -56,8 +56,11 @@ class EvalConfig:
     timing_round_calls: int = 10
     #: Rounds of the problem's reference that the candidate's runner runs through its own timing loop before the
     #: candidate is loaded (after one warm-up): the judge learns what that loop costs beyond the per-call times on
-    #: trusted code (``EvalResult.unaccounted_calibrated_ms``). 0 switches it off.
-    calibration_rounds: int = 3
+    #: trusted code (``EvalResult.unaccounted_calibrated_ms``, reported only). 0, the default, switches it off: it
+    #: holds the GPU exclusively twice per evaluation (the candidate's runner and the probe runner), and a Pool's
+    #: throughput is bounded by those sections (calibration averaged 2.4 s of a mini2 evaluation's wall time in a
+    #: Pool of 8 on an H200, 0.2-0.5 s alone, 2026-12-01). Switch it on to study the timing bound.
+    calibration_rounds: int = 0
     #: Wall milliseconds per timed call that the candidate's process may need beyond its reported time and the
     #: reference's own overhead (pipe round trip, load from other evaluations); more, as the median over rounds, is
     #: charged to its time on the GPU (see ``timing_flag_ms``) and ``hacked: timing_mismatch`` on CPU. Honest kernels measured 0.03-0.17 ms/call with 8 evaluations sharing an H200:

@@ -68,18 +68,22 @@ def test_correct_result_details(verdicts):
     assert result.speedup is None and result.coverage is None  # no GPU speedup from the interpreter
     assert result.timing_backend == "cpu_interpreter_wall" and result.kernel_ms > 0
     assert result.device.startswith("cpu")
-    # the runner's loop was timed on the reference before the candidate existed, and the candidate's rounds
-    # compared with it: an honest candidate leaves a finite, bounded amount unaccounted
-    assert "calibration" in result.stage_s
-    assert result.unaccounted_calibrated_ms is not None and abs(result.unaccounted_calibrated_ms) < 50
+    # calibration is off by default (it holds the GPU exclusively, twice per evaluation)
+    assert "calibration" not in result.stage_s and result.unaccounted_calibrated_ms is None
 
 
-def test_calibration_can_be_switched_off(problem):
+def test_calibration_when_asked_for(problem):
+    """The runner's loop timed on the reference before the candidate existed, and the candidate's rounds compared
+    with it: an honest candidate leaves a finite, bounded amount unaccounted."""
     from dataclasses import replace
 
-    result = evaluate(problem, example_candidate("good"), device="cpu", config=replace(CONFIG, calibration_rounds=0))
-    assert result.status == "correct" and result.unaccounted_calibrated_ms is None
-    assert "calibration" not in result.stage_s
+    calibrated = replace(CONFIG, calibration_rounds=3)
+    result = evaluate(problem, example_candidate("good"), device="cpu", config=calibrated)
+    assert result.status == "correct" and "calibration" in result.stage_s
+    assert result.unaccounted_calibrated_ms is not None and abs(result.unaccounted_calibrated_ms) < 50
+    # a decoy that tells the runners apart by what calibration leaves behind: both runners calibrate
+    residue = evaluate(problem, example_candidate("attack_calibration_residue"), device="cpu", config=calibrated)
+    assert residue.status == "hacked" and "decoy" in residue.hack_reasons
 
 
 def test_incorrect_feedback_says_where(problem):
