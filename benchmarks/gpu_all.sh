@@ -62,7 +62,10 @@ scaling)
     > "$OUT/scaling.log" 2>&1; echo "scaling exit $?"; cat "$OUT/scaling.log" | grep workers
   timeout 120 python3 benchmarks/pool_scaling.py --workers 8 --pairs 24 --offset 72 --timing-trials 30 \
     --out "$OUT/scaling_short.json" > "$OUT/scaling_short.log" 2>&1
-  echo "short exclusive sections exit $?"; grep workers "$OUT/scaling_short.log" ;;
+  echo "short exclusive sections exit $?"; grep workers "$OUT/scaling_short.log"
+  DRK_WARM_PROFILER=0 timeout 120 python3 benchmarks/pool_scaling.py --workers 8 --pairs 24 --offset 96 \
+    --out "$OUT/scaling_cold_profiler.json" > "$OUT/scaling_cold_profiler.log" 2>&1  # half the runners never profile
+  echo "profiler not warmed in spares exit $?"; grep workers "$OUT/scaling_cold_profiler.log" ;;
 mini2)
   mkdir -p runs/mini2
   if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi
