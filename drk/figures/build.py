@@ -264,7 +264,8 @@ def make_mini_summary(out_dir, mini_dir) -> list[Path]:
     table.to_csv(out / "table_mini_summary.csv", index=False)
     shown = table.rename(columns=lambda c: c.replace("gym/", "").replace("rl/", ""))
     note = (f"Mini Dr. Kernel runs of {display_path(mini_dir)} (drk.mini.summary.summarize): rates at the first RL step "
-            f"and over the last 3 steps, training problems, turn 1; held-out: share of correct turns.")
+            f"and over the last 3 steps, training problems; correct_rate and fast@p: turn 1; hacking_ratio and "
+            f"compile_error_rate: both turns; held-out: share of correct turns.")
     (out / "table_mini_summary.md").write_text(f"<!-- {note} -->\n" + frame_to_markdown(shown))
     return [out / "table_mini_summary.md", out / "table_mini_summary.csv"]
 
