@@ -69,7 +69,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     early = _check_source(candidate_src, config)
     if isinstance(early, EvalResult):
         return _without_judge(early, problem, config, kind, start)
-    code, static_reasons = early
+    code, static_reasons, rewrites = early
     if kind == "cuda" and timing_lock is None:
         from drk.gym.gpu_lock import GpuTimingLock
 
@@ -91,6 +91,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         "problem_name": problem.name,
         "problem_path": problem.path or f"<problem {problem.name}>",
         "candidate_source": code,
+        **rewrites,
         "static_reasons": static_reasons,
         "device": kind,
         "gpu_index": gpu_index,
@@ -121,7 +122,7 @@ def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, kin
     return result
 
 
-def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[str, list[str]]:
+def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[str, list[str], dict[str, Any]]:
     """Parent-side checks on the text alone: extraction, syntax, ``ModelNew``, static hacking checks."""
     if not isinstance(candidate_src, str):
         return EvalResult(status="format_error", error=f"candidate must be a string, got {type(candidate_src).__name__}")
@@ -140,9 +141,10 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
         return EvalResult(status="compile_error", error=f"the code could not be parsed: {type(exc).__name__}")
     if not defines_model_new(code):
         return EvalResult(status="format_error", error="no `class ModelNew` defined at module level")
-    try:  # the judge rewrites the source for its probes: a source it cannot rewrite is the candidate's, here
-        for variant in probes.VARIANTS:
-            probes.make_variant(code, variant)
+    try:  # the probes' rewrites of the source, made here once: a source that cannot be rewritten is the candidate's
+        # (the judge rewriting it again, a few stack frames deeper, once turned a decoy into an uncharged env_error)
+        rewrites = {"variant_sources": {v: probes.make_variant(code, v) for v in probes.VARIANTS},
+                    "jit_function_names": probes.jit_function_names(code)}
     except (RecursionError, MemoryError, ValueError, SyntaxError) as exc:
         return EvalResult(status="format_error", error=f"the code is nested too deeply for the environment to check "
                           f"it ({type(exc).__name__}): split long expressions")
@@ -150,7 +152,7 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
     if reasons and config.hacking_check:
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,
                           error=f"static checks flagged: {', '.join(reasons)}")
-    return code, reasons
+    return code, reasons, rewrites
 
 
 def _result_from_outcome(outcome: SandboxOutcome, problem: Problem, config: EvalConfig, kind: str,

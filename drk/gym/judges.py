@@ -47,6 +47,8 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
     from drk.gym.gpu_lock import GpuTimingLock
     from drk.gym.warm import handle_from_fds
 
+    saved_globals = _torch_globals()
+
     while True:
         try:
             job = json.loads(conn.recv_bytes())
@@ -75,7 +77,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
             faulthandler.cancel_dump_traceback_later()
         if handles is None:  # the job failed before the judge owned them (the judge closes what it is given)
             _close_quietly(fds)
-        _between_jobs()
+        _between_jobs(saved_globals)
         reporter.result(result)
 
 
@@ -105,12 +107,46 @@ def _close_quietly(fds: list[int]) -> None:
             pass
 
 
-def _between_jobs() -> None:
-    """Forget what one job left: its cached GPU blocks (the next job may be another problem, and other processes
-    share the GPU) and any graphs ``torch.compile`` made of its reference (a new module object every job)."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return
+def _torch_globals() -> dict[str, Any]:
+    """The process-wide torch settings a problem's module may change (some references set a default dtype or TF32
+    for their own precision): taken when the server starts, put back after every job."""
+    import torch
+
+    return {"default_dtype": torch.get_default_dtype(), "grad": torch.is_grad_enabled(),
+            "matmul_precision": torch.get_float32_matmul_precision(),
+            "deterministic": torch.are_deterministic_algorithms_enabled(), "threads": torch.get_num_threads(),
+            "cuda_matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cuda_matmul_fp16_reduced": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+            "cudnn_tf32": torch.backends.cudnn.allow_tf32, "cudnn_benchmark": torch.backends.cudnn.benchmark,
+            "cudnn_deterministic": torch.backends.cudnn.deterministic}
+
+
+def _restore_torch_globals(saved: dict[str, Any]) -> None:
+    import torch
+
+    torch.set_default_dtype(saved["default_dtype"])
+    torch.set_grad_enabled(saved["grad"])
+    torch.set_float32_matmul_precision(saved["matmul_precision"])
+    torch.use_deterministic_algorithms(saved["deterministic"])
+    torch.set_num_threads(saved["threads"])
+    torch.backends.cuda.matmul.allow_tf32 = saved["cuda_matmul_tf32"]
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = saved["cuda_matmul_fp16_reduced"]
+    torch.backends.cudnn.allow_tf32 = saved["cudnn_tf32"]
+    torch.backends.cudnn.benchmark = saved["cudnn_benchmark"]
+    torch.backends.cudnn.deterministic = saved["cudnn_deterministic"]
+
+
+def _between_jobs(saved_globals: dict[str, Any]) -> None:
+    """Forget what one job left, so that no evaluation's verdict depends on the one before it: torch's process-wide
+    settings (a problem that set float64 as the default dtype made the next problem's reference float64 and an
+    honest candidate ``incorrect``), the checksum weights cached per evaluation (512 MB each for relu2 on a GPU,
+    17 kept), its cached GPU blocks, and any graphs ``torch.compile`` made of its reference."""
+    import torch
+
+    from drk.gym import rounds
+
+    _restore_torch_globals(saved_globals)
+    rounds._WEIGHTS.clear()
     if "torch._dynamo" in sys.modules:
         torch._dynamo.reset()
     if torch.cuda.is_initialized():

@@ -161,9 +161,11 @@ def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "c
 
 #: Bytes of a runner's output area: a sealed ``memfd`` the caller creates and both the runner (read-write) and the
 #: judge (read-only) map, through which fetched outputs travel instead of the pipe (a 256 MB output took ~0.5 s
-#: through the pipe on the H200: 4.2 s of relu2's 5.5 s correctness stage). Sparse: only written pages use memory.
-#: Its size is sealed (no shrink, no grow), so the runner cannot make the judge's reads fault.
-OUTPUT_AREA_BYTES = 4 * 2**30
+#: through the pipe on the H200: 4.2 s of relu2's 5.5 s correctness stage). Its size is sealed (no shrink, no grow),
+#: so the runner cannot make the judge's reads fault. Sparse, but a runner can fill it (``fallocate``) with memory no
+#: process's footprint shows: 256 MiB bounds that like the sandbox's tmpfs sizes (a 4 GiB area let two evaluations'
+#: runners get their caller killed by the OOM killer, attacker review 2026-12-01). Bigger outputs use the pipe.
+OUTPUT_AREA_BYTES = 256 * 2**20
 #: Alignment of each tensor in the area.
 AREA_ALIGN = 64
 
@@ -189,9 +191,12 @@ def area_is_sealed(fd: int, size: int = OUTPUT_AREA_BYTES) -> bool:
         return False
 
 
-def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu") -> tuple[torch.Tensor, int]:
+def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu",
+                     budget: int | None = None) -> tuple[torch.Tensor, int]:
     """Copy a tensor that a peer described at ``meta["area"]`` (a byte offset) out of the mapped output ``area``;
-    returns it (a copy: the peer may write the area again at any time) and its byte size."""
+    returns it (a copy: the peer may write the area again at any time) and its byte size. ``budget``: the most bytes
+    the caller will read, checked before anything is copied (a runner that described a 4 GiB tensor for a 16 KiB
+    answer made the judge copy it, and the OOM killer then took the judge)."""
     if not isinstance(meta, dict) or not isinstance(meta.get("dtype"), str) or meta["dtype"] not in DTYPES \
             or not isinstance(meta.get("shape"), list):
         raise WireError(f"bad tensor description {str(meta)[:200]}")
@@ -206,12 +211,17 @@ def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu") -
     nbytes = numel * torch.empty((), dtype=dtype).element_size()
     if offset + nbytes > len(area):
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} at {offset} runs past the output area")
+    if budget is not None and nbytes > budget:
+        raise WireError(f"tensor {meta['dtype']}{shape[:8]} has {nbytes} bytes; a right answer has {budget} left")
     if numel == 0:
         return torch.empty(shape, dtype=dtype, device=device), 0
-    with warnings.catch_warnings():  # the judge maps the area read-only; it copies at once
-        warnings.simplefilter("ignore", UserWarning)
-        view = torch.frombuffer(area, dtype=dtype, count=numel, offset=offset).reshape(shape)
-    copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
+    try:
+        with warnings.catch_warnings():  # the judge maps the area read-only; it copies at once
+            warnings.simplefilter("ignore", UserWarning)
+            view = torch.frombuffer(area, dtype=dtype, count=numel, offset=offset).reshape(shape)
+        copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
+    except (RuntimeError, ValueError, OverflowError) as exc:  # incl. the device out of memory: the peer's doing
+        raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
     del view
     return copy, nbytes
 

@@ -170,3 +170,14 @@ def test_crash_and_hang_verdicts_say_where(problem):
     assert "candidate.py line" in segfault.error and "os.kill" in segfault.error
     hang = run(problem, "hangs", timeout_s=6)
     assert hang.status == "timeout" and "candidate.py line" in hang.error and "in forward" in hang.error
+
+
+@pytest.mark.parametrize("terms", range(300, 345, 3))
+def test_sources_at_the_edge_of_the_rewrites_recursion_limit_are_never_environment_errors(problem, terms):
+    """A decoy padded with a long chain of additions: the caller's rewrite for the probes passed, the judge's own
+    (a few frames deeper) raised RecursionError, an uncharged env_error (attacker review, 2026-12-01). The caller
+    makes the rewrites once now and the judge uses them: hacked, or format_error past the limit; never env_error."""
+    decoy = example_candidate("decoy") + "\n_PAD = " + "+".join(["1"] * terms) + "\n"
+    result = evaluate(problem, decoy, device="cpu", config=CONFIG)
+    assert not result.env_error, result.error
+    assert result.status in ("hacked", "format_error"), (result.status, result.error)

@@ -4,6 +4,7 @@ import os
 import time
 
 import pytest
+import torch
 
 from drk.examples import example_candidate, example_problem
 from drk.gym import evaluate, isolation
@@ -64,6 +65,7 @@ def test_a_job_past_its_time_limit_kills_its_judge_and_it_is_never_reused():
         problem = example_problem("relu2")
         payload = {"problem_source": problem.source, "problem_name": problem.name, "problem_path": "p.py",
                    "candidate_source": example_candidate("good"), "static_reasons": [], "device": "cpu",
+                   "variant_sources": {}, "jit_function_names": [],
                    "gpu_index": 0, "config": {}, "isolation_level": level, "secret": "00" * 32}
         outcome = servers.run("cpu", 0, payload, None, [r.handle for r in runners], timeout_s=0.05)
         for runner in runners:
@@ -72,3 +74,28 @@ def test_a_job_past_its_time_limit_kills_its_judge_and_it_is_never_reused():
         assert servers._idle[("cpu", 0)] == [] and servers._all == []
     finally:
         servers.close()
+
+
+def test_a_problem_that_sets_torch_globals_does_not_change_the_next_evaluation():
+    """A warm judge serves many problems: one whose module sets float64 as torch's default dtype made the next
+    problem's reference float64 and an honest candidate ``incorrect`` (attacker review, 2026-12-01)."""
+    from drk.gym import Problem
+
+    relu2 = example_problem("relu2")
+    f64 = Problem.from_source(relu2.source.replace("import torch.nn as nn",
+                                                   "import torch.nn as nn\ntorch.set_default_dtype(torch.float64)"),
+                              name="relu2_f64")
+    assert evaluate(f64, example_candidate("good"), device="cpu").status == "correct"
+    after = evaluate(relu2, example_candidate("good"), device="cpu")
+    assert after.status == "correct", after.error
+
+
+def test_checksum_weights_do_not_pile_up_in_a_warm_judge():
+    from drk.gym import judges
+
+    saved = judges._torch_globals()
+    from drk.gym import rounds
+
+    rounds._weights(1000, torch.device("cpu"), 1)
+    judges._between_jobs(saved)
+    assert rounds._WEIGHTS == {}

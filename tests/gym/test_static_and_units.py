@@ -169,6 +169,8 @@ def test_output_area_round_trip_copies_and_bounds():
         meta = wire.tensor_into_area(x, writer, 0)
         got, nbytes = wire.tensor_from_area(meta, reader)
         assert nbytes == 4000 and torch.equal(got, x)
+        with pytest.raises(wire.WireError):  # more than a right answer takes: refused before any copy
+            wire.tensor_from_area(meta, reader, budget=3999)
         writer[0:4] = b"\xff\xff\xff\xff"  # the runner writes again: the judge's copy does not change
         assert torch.equal(got, x)
         assert wire.area_next(0, 4000) % wire.AREA_ALIGN == 0 and wire.area_next(0, 4000) >= 4000
