@@ -17,16 +17,15 @@ class Architecture:
                    "never imports candidate code")
     workers: tuple[str, ...] = ("threads for GPU 0\n(timing lock)", "threads for GPU 1\n(timing lock)",
                                 "threads for GPU k\n(timing lock)")
-    sandbox: str = ("warm judge process (never runs candidate code; killed at its time limit)\n"
-                    "+ a fresh sandboxed runner per candidate (JSON + secret token back; a crash is a status)")
+    sandbox: str = ("warm judge (never runs candidate code) + a fresh sandboxed runner\n"
+                    "per candidate: only data crosses; a crash or hang is a status")
     stages: tuple[tuple[str, str], ...] = (
-        ("reference outputs", "trusted, computed before candidate import"),
-        ("instruments", "Triton launch recorder, tripwires, trust snapshot"),
-        ("candidate import", "compile_error on failure"),
-        ("correctness", "5 seeded input sets, eval & train modes"),
-        ("hacking checks", "Triton launch instrumentation, no-op rerun, tamper"),
-        ("timing", "interleaved, L2 flush, medians (GPU)"),
-        ("profiling ratio", "own Triton kernels / all device time"),
+        ("reference outputs", "judge: built before the candidate's process has its code"),
+        ("candidate import", "runner: other uid, PID/net namespaces, private /tmp"),
+        ("correctness", "secret-seeded + hidden input sets, compared in the judge"),
+        ("hacking checks", "probe variants in a second runner, static checks"),
+        ("timing", "judge's clock bounds the runner's; L2 flush, medians (GPU)"),
+        ("profiling ratio", "own Triton kernels / all device time (a runner claim)"),
         ("feedback", "concise: error head, diff, speedup, top kernels"),
     )
 
