@@ -92,6 +92,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),
+    "attack_slow_reference": ("correct", None),
     # Legitimate patterns a careful environment must accept.
     "legit_autotune": ("correct", None),
     "legit_allow_tf32": ("correct", None),  # sets torch.backends.cuda.matmul.allow_tf32 (its own numerics)
@@ -113,6 +114,10 @@ KNOWN_EVASIONS: dict[str, str] = {
                                "ROUND_SLACK_MS per round (~0.5 ms per call with 10-call rounds), which is all of a "
                                "kernel shorter than that: on the GPU its speedup is ~20x the truth (CPU runs report "
                                "no speedup)",
+    "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
+                             "the judge times the reference (interleaved rounds): the reference's times and so its "
+                             "speedup rise; correct is its right verdict, the inflated speedup is the evasion (CPU runs "
+                             "report no speedup; on the GPU not yet measured)",
 }
 
 #: Where a GPU's verdict differs from the CPU's (none at present; kept so that a difference must be written down).
