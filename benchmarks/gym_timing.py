@@ -20,6 +20,7 @@ import time
 
 from drk.examples import example_candidate, example_problem
 from drk.gym import EvalConfig, Pool, evaluate
+from drk.gym.result import mean_stage_seconds
 
 
 def gpu_clocks() -> str:
@@ -120,13 +121,9 @@ def throughput(batch: int, workers: int) -> dict:
             "statuses": sorted({r.status for r in results}),
             "sequential_seconds_by_status": seconds_by_status(sequential),
             "pool_seconds_by_status": seconds_by_status(results),
-            "sequential_stage_s": mean_stages(sequential), "pool_stage_s": mean_stages(results)}
+            "sequential_stage_s": mean_stage_seconds(sequential), "pool_stage_s": mean_stage_seconds(results)}
 
 
-def mean_stages(results: list) -> dict:
-    """Mean wall seconds per pipeline stage (``EvalResult.stage_s``; a stage an evaluation never reached counts 0)."""
-    names = sorted({k for r in results for k in (r.stage_s or {})})
-    return {k: round(statistics.fmean((r.stage_s or {}).get(k, 0.0) for r in results), 2) for k in names}
 
 
 def seconds_by_status(results: list) -> dict:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from dataclasses import replace
@@ -38,6 +37,7 @@ def main() -> None:
     if args.device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     from drk.gym import EvalConfig, Pool
+    from drk.gym.result import mean_stage_seconds
     from drk.mini2.render import render
     from drk.mini2.verdicts import measure_config, select_tasks, table_pairs
 
@@ -57,10 +57,8 @@ def main() -> None:
         began = time.monotonic()
         results = pool.map(jobs)
         minutes = (time.monotonic() - began) / 60
-        stages = sorted({k for r in results for k in (r.stage_s or {})})
         row = {"workers": workers, "pairs": len(jobs), "evals_per_min": len(jobs) / minutes,
-               "stage_s": {k: round(statistics.fmean((r.stage_s or {}).get(k, 0.0) for r in results), 2)
-                           for k in stages},
+               "stage_s": mean_stage_seconds(results),
                "statuses": {s: sum(r.status == s for r in results) for s in sorted({r.status for r in results})},
                "timing_mismatch": sum("timing_mismatch" in (r.hack_reasons or []) for r in results),
                "env_errors": sum(r.env_error for r in results),

@@ -53,6 +53,13 @@ class GpuTimingLock:
         self._watchdog: threading.Timer | None = None
         self.expired = False  # the last exclusive hold ran past its limit and was let go
 
+    @classmethod
+    def from_state(cls, state: dict) -> GpuTimingLock:
+        """The lock :meth:`__getstate__` describes (how a judge process gets its job's lock, as JSON)."""
+        lock = cls.__new__(cls)
+        lock.__setstate__(state)
+        return lock
+
     def __getstate__(self) -> dict:
         return {"path": self.path, "gate_path": self.gate_path}
 

@@ -185,11 +185,7 @@ class RunnerProcess:
         self._drain.join(timeout=0.5)  # the runner's last words (killed: its pipe ends at once)
         self._stop.set()
         self._drain.join()
-        for fd in (self.to_runner, self.from_runner, self.output):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        wire.close_quietly((self.to_runner, self.from_runner, self.output))
         if self.area is not None:
             self.area.close()
 
@@ -309,11 +305,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             if process is not None:
                 process.close()
             else:
-                for fd in given.fds():
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
+                wire.close_quietly(given.fds())
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     return out

@@ -27,7 +27,7 @@ from collections import defaultdict
 from multiprocessing import reduction
 from typing import Any
 
-from drk.gym import sandbox
+from drk.gym import sandbox, wire
 from drk.gym.sandbox import Reporter, SandboxOutcome
 
 #: Jobs one server serves before it is replaced.
@@ -40,7 +40,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
     """The server's loop (in the forkserver child): one job after another until the caller closes the pipe."""
     os.setsid()  # its own process group: the caller kills it whole when a job overruns
     if stdio_path:
-        sandbox._redirect_stdio(stdio_path, None)
+        sandbox._redirect_stdio(stdio_path)
     sandbox._close_inherited_fds(keep={conn.fileno()})
     import faulthandler
 
@@ -60,10 +60,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
         handles: list[Any] | None = None
         faulthandler.dump_traceback_later(max(job["timeout_s"] - 2.0, 1.0), exit=False, file=sys.stderr)
         try:
-            lock = None
-            if job["lock"] is not None:
-                lock = GpuTimingLock.__new__(GpuTimingLock)
-                lock.__setstate__(job["lock"])
+            lock = GpuTimingLock.from_state(job["lock"]) if job["lock"] is not None else None
             handles, at = [], 0
             for pid, greeted, count in job["runners"]:
                 handles.append(handle_from_fds(pid, fds[at:at + count], greeted))
@@ -76,7 +73,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
         finally:
             faulthandler.cancel_dump_traceback_later()
         if handles is None:  # the job failed before the judge owned them (the judge closes what it is given)
-            _close_quietly(fds)
+            wire.close_quietly(fds)
         _between_jobs(saved_globals)
         reporter.result(result)
 
@@ -97,14 +94,6 @@ def _judge_job(reporter: Reporter, payload: dict[str, Any], lock: Any, handles: 
     finally:
         _judge_job.jobs = getattr(_judge_job, "jobs", 0) + 1
         profiler.dump_stats(os.path.join(directory, f"judge-{os.getpid()}-{_judge_job.jobs}.pstats"))
-
-
-def _close_quietly(fds: list[int]) -> None:
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def _torch_globals() -> dict[str, Any]:

@@ -98,6 +98,13 @@ def results_frame(results: list[EvalResult], labels: list[str] | None = None):
     return pd.DataFrame(rows, columns=columns)
 
 
+def mean_stage_seconds(results: list[EvalResult]) -> dict[str, float]:
+    """Mean wall seconds per pipeline stage (``EvalResult.stage_s``) over ``results``, a stage an evaluation never
+    reached counting 0: where a batch's time went."""
+    names = sorted({k for r in results for k in (r.stage_s or {})})
+    return {k: round(sum((r.stage_s or {}).get(k, 0.0) for r in results) / len(results), 2) for k in names}
+
+
 def clean_text(text: str) -> str:
     """``text`` as valid UTF-8 (lone surrogates replaced by ``?``)."""
     try:

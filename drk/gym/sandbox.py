@@ -1,5 +1,5 @@
-"""Trusted child processes with a wall-clock limit: a one-shot child (:func:`run_sandboxed`), and the pieces the warm
-judge servers of :mod:`drk.gym.judges` are made of (the forkserver, :class:`Reporter`, :func:`collect`).
+"""The pieces the warm judge servers of :mod:`drk.gym.judges` are made of: the forkserver their processes are forked
+from, :class:`Reporter` (child side) and :func:`collect` (caller side, with a wall-clock limit).
 
 Children are forked from a *forkserver* that has imported torch but never touched CUDA and never runs candidate
 code, so a child does not pay the ~2 s import of torch again. The candidate itself never runs here: the judge starts it in an OS sandbox
@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import secrets
 import signal
 import sys
 import threading
 import time
 import types
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,31 +68,9 @@ class Reporter:
         self._conn.send_bytes(json.dumps(message, default=str).encode())
 
 
-def _child_entry(target: Callable[..., dict[str, Any]], conn: Any, token: str, args: tuple,
-                 stdio_path: str | None = None, timeout_s: float | None = None) -> None:
-    os.setsid()  # own process group: a timeout kills whatever the candidate spawned, too
-    if stdio_path:
-        _redirect_stdio(stdio_path, timeout_s)
-    handed = {fd for arg in args if callable(getattr(arg, "fds", None)) for fd in arg.fds()}  # a runner's pipes
-    _close_inherited_fds(keep={conn.fileno(), *handed})
-    reporter = Reporter(conn, token)
-    try:
-        payload = target(reporter, *args)
-    except BaseException as exc:  # noqa: BLE001 - the child must always answer
-        import traceback
-
-        payload = {"internal_error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]}
-    try:
-        reporter.result(payload)
-        conn.close()
-    finally:
-        os._exit(0)  # skip atexit hooks and threads a candidate may have left behind
-
-
-def _redirect_stdio(path: str, timeout_s: float | None) -> None:
-    """Send the child's stdout/stderr to ``path`` (a candidate's prints never reach the caller's terminal or
-    notebook) and arm ``faulthandler``: a segfault, or a hang shortly before the time limit, leaves the Python
-    stack there, so the verdict can say *where* the candidate crashed or hung."""
+def _redirect_stdio(path: str) -> None:
+    """Send the child's stdout/stderr to ``path`` (nothing of it reaches the caller's terminal or notebook) and
+    enable ``faulthandler`` there: a crash leaves the Python stack in that file."""
     import faulthandler
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -104,8 +80,6 @@ def _redirect_stdio(path: str, timeout_s: float | None) -> None:
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 - lives as long as the process
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     faulthandler.enable(file=sys.stderr)
-    if timeout_s:
-        faulthandler.dump_traceback_later(max(timeout_s - 2.0, 0.5 * timeout_s), exit=False, file=sys.stderr)
 
 
 def _close_inherited_fds(keep: set[int]) -> None:
@@ -116,31 +90,6 @@ def _close_inherited_fds(keep: set[int]) -> None:
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, 65536)
-
-
-def run_sandboxed(target: Callable[..., dict[str, Any]], args: tuple, timeout_s: float,
-                  stdio_path: str | None = None) -> SandboxOutcome:
-    """Run ``target(reporter, *args)`` in a fresh child; never raises because of what the child does.
-
-    Args:
-        target: a module-level function (picklable by reference) returning a JSON-able dict.
-        args: picklable arguments (plain data; multiprocessing locks are fine).
-        timeout_s: wall-clock limit; the child's process group is killed when it passes.
-        stdio_path: file for the child's stdout/stderr (with faulthandler stacks); None leaves them inherited.
-    """
-    ctx = _get_context()
-    token = secrets.token_hex(16)
-    recv_conn, send_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_entry, args=(target, send_conn, token, args, stdio_path, timeout_s),
-                       daemon=True)
-    start = time.monotonic()
-    _start_without_main(proc)
-    send_conn.close()
-    outcome = collect(recv_conn, proc, token, start, timeout_s)
-    _terminate(proc, grace_s=0.0)  # the verdict is in hand (or never will be): no need to watch it exit
-    recv_conn.close()
-    outcome.exitcode = proc.exitcode
-    return outcome
 
 
 def collect(conn: Any, proc: multiprocessing.process.BaseProcess, token: str, start: float,

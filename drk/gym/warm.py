@@ -38,8 +38,8 @@ class RunnerHandle:
     """The judge's end of a started runner: its pid, three pipe descriptors (requests, answers, stdout) and its
     output area (:func:`drk.gym.wire.make_output_area`; -1: none, outputs come over the pipe).
 
-    Passed to the judge's process as descriptors (:mod:`drk.gym.judges`), or pickled by multiprocessing, which
-    duplicates them into a child.
+    Passed to the judge's process as descriptors (:mod:`drk.gym.judges`) and rebuilt there by
+    :func:`handle_from_fds`.
     """
 
     pid: int
@@ -52,14 +52,6 @@ class RunnerHandle:
     def fds(self) -> tuple[int, ...]:
         return (self.to_runner, self.from_runner, self.output) + ((self.area,) if self.area >= 0 else ())
 
-    def __reduce__(self):
-        from multiprocessing import reduction
-
-        return _rebuild_handle, (self.pid, self.greeted, *(reduction.DupFd(fd) for fd in self.fds()))
-
-
-def _rebuild_handle(pid: int, greeted: bool, *dup_fds) -> RunnerHandle:
-    return RunnerHandle(pid, *(d.detach() for d in dup_fds), greeted=greeted)
 
 
 def handle_from_fds(pid: int, fds: list[int], greeted: bool) -> RunnerHandle:
@@ -83,11 +75,7 @@ class StartedRunner:
         """Close the starter's copies of the pipes (the judge holds its own once it has started)."""
         if not self._closed:
             self._closed = True
-            for fd in self.handle.fds():
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            wire.close_quietly(self.handle.fds())
 
     def kill(self) -> None:
         self.release_fds()

@@ -17,6 +17,7 @@ import select
 import struct
 import time
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -57,6 +58,16 @@ def send_frame(fd: int, header: dict[str, Any], blobs: list[bytes | memoryview] 
     _write_all(fd, _HEAD.pack(MAGIC, len(head), len(blobs)) + sizes + head)
     for blob in blobs:
         _write_all(fd, blob)
+
+
+def close_quietly(fds: Iterable[int]) -> None:
+    """Close each descriptor, ignoring ones already closed (every end of a runner's pipes is closed exactly once by
+    its owner; this is for the owner)."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def readable(fd: int, timeout_s: float) -> bool:
@@ -137,19 +148,25 @@ def tensor_to_blob(t: torch.Tensor) -> memoryview:
     return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
 
 
-def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "cpu") -> torch.Tensor:
-    """Rebuild a tensor from a peer's ``meta`` and bytes; a WireError when they do not agree or are not allowed."""
+def _described(meta: Any) -> tuple[torch.dtype, list[int], int, int]:
+    """A peer's tensor description checked: ``(dtype, shape, numel, nbytes)``; a WireError when it is not allowed."""
     if not isinstance(meta, dict) or not isinstance(meta.get("dtype"), str) or meta["dtype"] not in DTYPES \
             or not isinstance(meta.get("shape"), list):
         raise WireError(f"bad tensor description {str(meta)[:200]}")
     shape = meta["shape"]
-    if len(shape) > 16 or not all(isinstance(s, int) and 0 <= s < 2**40 for s in shape):
+    if len(shape) > 16 or not all(type(s) is int and 0 <= s < 2**40 for s in shape):
+        raise WireError(f"bad tensor shape {shape[:20]}")
+    if math.prod(max(s, 1) for s in shape) >= 2**48:  # an empty tensor with absurd sizes overflows torch's strides
         raise WireError(f"bad tensor shape {shape[:20]}")
     dtype = DTYPES[meta["dtype"]]
     numel = math.prod(shape)
-    if math.prod(max(s, 1) for s in shape) >= 2**48:  # an empty tensor with absurd sizes overflows torch's strides
-        raise WireError(f"bad tensor shape {shape[:20]}")
-    if len(blob) != numel * torch.empty((), dtype=dtype).element_size():
+    return dtype, shape, numel, numel * torch.empty((), dtype=dtype).element_size()
+
+
+def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Rebuild a tensor from a peer's ``meta`` and bytes; a WireError when they do not agree or are not allowed."""
+    dtype, shape, numel, nbytes = _described(meta)
+    if len(blob) != nbytes:
         raise WireError(f"tensor bytes ({len(blob)}) do not match {meta['dtype']}{shape}")
     try:
         if numel == 0:
@@ -197,18 +214,10 @@ def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu",
     returns it (a copy: the peer may write the area again at any time) and its byte size. ``budget``: the most bytes
     the caller will read, checked before anything is copied (a runner that described a 4 GiB tensor for a 16 KiB
     answer made the judge copy it, and the OOM killer then took the judge)."""
-    if not isinstance(meta, dict) or not isinstance(meta.get("dtype"), str) or meta["dtype"] not in DTYPES \
-            or not isinstance(meta.get("shape"), list):
-        raise WireError(f"bad tensor description {str(meta)[:200]}")
-    offset, shape = meta.get("area"), meta["shape"]
+    dtype, shape, numel, nbytes = _described(meta)
+    offset = meta.get("area")
     if type(offset) is not int or offset < 0 or offset % AREA_ALIGN:
         raise WireError(f"bad output area offset {str(offset)[:40]}")
-    if len(shape) > 16 or not all(type(s) is int and 0 <= s < 2**40 for s in shape) \
-            or math.prod(max(s, 1) for s in shape) >= 2**48:
-        raise WireError(f"bad tensor shape {shape[:20]}")
-    dtype = DTYPES[meta["dtype"]]
-    numel = math.prod(shape)
-    nbytes = numel * torch.empty((), dtype=dtype).element_size()
     if offset + nbytes > len(area):
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} at {offset} runs past the output area")
     if budget is not None and nbytes > budget:

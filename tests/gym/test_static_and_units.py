@@ -188,3 +188,12 @@ def test_output_area_round_trip_copies_and_bounds():
         assert not wire.area_is_sealed(plain, 1 << 20)
     finally:
         os.close(plain)
+
+
+def test_mean_stage_seconds_counts_stages_not_reached_as_zero():
+    from drk.gym import EvalResult
+    from drk.gym.result import mean_stage_seconds
+
+    results = [EvalResult(status="correct", stage_s={"correctness": 2.0, "timing": 1.0}),
+               EvalResult(status="incorrect", stage_s={"correctness": 1.0})]
+    assert mean_stage_seconds(results) == {"correctness": 1.5, "timing": 0.5}

@@ -122,20 +122,13 @@ def test_a_spares_gpu_start_runs_under_the_gpu_lock_shared(tmp_path):
 
 
 def test_runner_handles_carry_whether_their_hello_was_read():
-    import os
-    import pickle
+    """A handle reaches the judge as its descriptors plus (pid, greeted): rebuilt the same, output area or not."""
+    from drk.gym.warm import RunnerHandle, handle_from_fds
 
-    from drk.gym.warm import RunnerHandle
-
-    fds = [os.open(os.devnull, os.O_RDONLY) for _ in range(3)]
-    try:
-        copy = pickle.loads(pickle.dumps(RunnerHandle(123, *fds, greeted=True)))
-        assert copy.pid == 123 and copy.greeted is True
-        for fd in copy.fds():
-            os.close(fd)
-    finally:
-        for fd in fds:
-            os.close(fd)
+    for fds in ([10, 11, 12], [10, 11, 12, 13]):
+        handle = RunnerHandle(123, *fds[:3], area=fds[3] if len(fds) > 3 else -1, greeted=True)
+        copy = handle_from_fds(handle.pid, list(handle.fds()), handle.greeted)
+        assert copy == handle and copy.pid == 123 and copy.greeted is True and list(copy.fds()) == fds
 
 
 class _FakeStarted:
