@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected
+from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected, verdict_matches
 from drk.gym import EvalConfig, Pool
 
 dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -28,7 +28,7 @@ def judged(batch):  # in chunks, printed as they finish (a device call's time li
         for (p, c), r in zip(batch[i:i + 16], chunk):
             stages = " ".join(f"{k}={v:.1f}" for k, v in r.stage_s.items())
             exp = expected(p, c, dev)
-            wrong = r.status != exp[0] or (exp[1] is not None and exp[1] not in r.hack_reasons)
+            wrong = not verdict_matches(p, c, dev, r.status, r.hack_reasons)
             why = f" | WRONG (expected {exp}; env_error={r.env_error}): {(r.error or '')[-400:]!r}" if wrong else ""
             print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
                   f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) | stages (s): {stages}{why}",
@@ -45,7 +45,7 @@ for k, ((p, c), r) in enumerate(zip(pairs, res)):
         print(f"NOT REPEATABLE {p}/{c}: {[run[k].status for run in runs]}")
         bad += 1
     exp = expected(p, c, dev)
-    ok = r.status == exp[0] and (exp[1] is None or exp[1] in r.hack_reasons)
+    ok = verdict_matches(p, c, dev, r.status, r.hack_reasons)
     bad += not ok
     sp = f"{r.speedup:.2f}x" if r.speedup else ""
     print(f"{'OK ' if ok else 'BAD'} {p+'/'+c:34s} {r.status:13s} {','.join(r.hack_reasons):22s} {sp:8s} cov={r.coverage} unacc={r.unaccounted_ms} {r.isolation} {r.elapsed_s:.1f}s | exp={exp} | {(r.error or '').splitlines()[0][:110] if r.error else ''}")

@@ -89,6 +89,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_surrogate_error": ("runtime_error", None),  # a lone surrogate in its error text broke every UTF-8 writer
     # Session 13: outputs travel through a shared, sealed output area.
     "attack_area_offset": ("runtime_error", None),  # describes its outputs past the area's end: a protocol error
+    "attack_area_oversized": ("runtime_error", None),  # a right kernel; outputs described as the whole area: refused
+    "attack_area_resize": ("incorrect", None),  # a wrong kernel; its grow/shrink of the sealed area fail (EPERM)
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),
@@ -117,11 +119,26 @@ KNOWN_EVASIONS: dict[str, str] = {
     "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
                              "the judge times the reference (interleaved rounds): the reference's times and so its "
                              "speedup rise; correct is its right verdict, the inflated speedup is the evasion (CPU runs "
-                             "report no speedup; on the GPU not yet measured)",
+                             "report no speedup; on an H200 on 2026-12-01 it got 1.97x, the honest relu2 kernels "
+                             "1.96-1.99x in the same run: no inflation seen there)",
 }
 
-#: Where a GPU's verdict differs from the CPU's (none at present; kept so that a difference must be written down).
-EXPECTED_GPU: dict[str, tuple[str, str | None]] = {}
+#: Where a GPU's verdict differs from the CPU's, with why (each seen on an H200, 2026-12-01).
+EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
+    # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
+    # right answer: the flat description of an area it never wrote is judged on its values.
+    "attack_area_oversized": ("incorrect", None),
+    # Its stashed round's outputs are not what the judge fetches for the sampled timed call (zeros): the output check
+    # of the timed calls catches it before the wall-clock bound does.
+    "attack_prepare_time_work": ("incorrect", None),
+}
+
+#: Candidates whose GPU verdict depends on a race the candidate itself made: any of these verdicts is right there.
+#: ``attack_side_stream_launder`` reads its input on a stream that never waited for it: when the kernel starts before
+#: the judge's input is written, a few elements are wrong (2 of 65536 in a timed call on an H200, 2026-12-01).
+GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
+    "attack_side_stream_launder": frozenset({("correct", None), ("incorrect", None)}),
+}
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).
 EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
@@ -140,6 +157,15 @@ def expected(problem: str, candidate: str, device: str = "cpu") -> tuple[str, st
     if problem == "relu2":
         return EXPECTED_GPU.get(candidate, EXPECTED[candidate]) if device == "cuda" else EXPECTED[candidate]
     return EXPECTED_OTHER[problem][candidate]
+
+
+def verdict_matches(problem: str, candidate: str, device: str, status: str, hack_reasons: list[str]) -> bool:
+    """Whether a result's ``status``/``hack_reasons`` is a right verdict for the example on ``device``: the expected
+    one, or on the GPU one of a racy candidate's (:data:`GPU_RACES`)."""
+    allowed = {expected(problem, candidate, device)}
+    if problem == "relu2" and device == "cuda":
+        allowed |= GPU_RACES.get(candidate, frozenset())
+    return any(status == want and (reason is None or reason in hack_reasons) for want, reason in allowed)
 
 
 def all_examples() -> list[tuple[str, str]]:

@@ -5,8 +5,9 @@ Marked ``gpu``: skipped without CUDA. Run on the device with ``pytest -m gpu tes
 
 import pytest
 
-from drk.examples import all_examples, example_candidate, example_problem, expected
+from drk.examples import all_examples, example_candidate, example_problem, verdict_matches
 from drk.gym import EvalConfig, Pool, evaluate
+from drk.gym.rounds import SETTLE_SLACK_MS
 
 pytestmark = pytest.mark.gpu
 FAST = EvalConfig(timing_trials=30, warmup=5, timeout_s=120)
@@ -58,9 +59,13 @@ def test_authors_policy_is_recorded(relu2):
 
 def test_side_stream_is_timed_with_device_sync(relu2):
     result = evaluate(relu2, example_candidate("side_stream"), device="cuda", config=FAST)
-    # the runner saw the candidate make a stream and synchronised inside each call's time: nothing unaccounted
+    # its kernel runs on a stream the timed one never waits for: the judge charges what each call left running
+    # (end -> settled beyond the reference's host latency), so its time is its kernel's, not ~0
     assert result.status == "correct", (result.error, result.unaccounted_ms)
-    assert result.speedup > 1.0
+    assert result.settle_excess_ms > SETTLE_SLACK_MS
+    # the kernel also overlaps the judge's L2 flush (its stream does not wait for it): 0.94x on an H200 (2026-12-01),
+    # where the same kernel on the current stream is ~2x; never an absurd speedup
+    assert 0.5 < result.speedup < 3.0
 
 
 def test_unwritten_output_never_passes_on_gpu(relu2):
@@ -86,8 +91,7 @@ def test_every_example_verdict_on_gpu():
     results = Pool(device="cuda", config=FAST, progress=False).map(
         [(example_problem(p), example_candidate(c, p)) for p, c in pairs])
     wrong = {"/".join(pair): (r.status, r.hack_reasons, (r.error or "")[:200]) for pair, r in zip(pairs, results)
-             if r.status != expected(*pair, "cuda")[0]
-             or (expected(*pair, "cuda")[1] and expected(*pair, "cuda")[1] not in r.hack_reasons)}
+             if not verdict_matches(*pair, "cuda", r.status, r.hack_reasons)}
     assert not wrong
 
 

@@ -101,10 +101,15 @@ def test_settled_times_charge_left_running_work_only_beyond_the_references_host_
     # an honest call: the same host latency as the reference's (noisy per call, one spike) -> GPU-only times stand
     honest, excess = rounds.settled_times(times, [0.03, 0.02, 0.25, 0.02, 0.03], ref_lates)
     assert honest == times and abs(excess - 0.01) < 1e-9
-    # work left running on a side stream in most calls -> every call is charged start -> settled
+    # work left running on a side stream in most calls -> every call is charged what it left beyond the reference's
+    # typical host latency (0.02 here): the left work, not the host's wake-up
     left = [0.9, 0.8, 0.02, 0.9, 0.9]
     charged, excess = rounds.settled_times(times, left, ref_lates)
-    assert charged == [t + late for t, late in zip(times, left)] and excess > rounds.SETTLE_SLACK_MS
+    assert charged == pytest.approx([1.88, 1.78, 1.0, 1.88, 1.88]) and excess > rounds.SETTLE_SLACK_MS
+    # a stream-synchronising call whose wake-up is always a little later than the reference's is charged only that
+    slow_wake = [0.09] * 5
+    charged, excess = rounds.settled_times(times, slow_wake, ref_lates)
+    assert excess > rounds.SETTLE_SLACK_MS and charged == pytest.approx([1.07] * 5)
     # in fewer than half of the calls: the typical call (the median the speedup uses) is a whole one
     few = [0.9, 0.02, 0.02, 0.9, 0.03]
     assert rounds.settled_times(times, few, ref_lates)[0] == times
