@@ -18,7 +18,10 @@ Writes ``--out`` (CSV, one row per pair) and its ``.json`` sidecar (GPU, date, g
 With ``--cache-dir``, an interrupted build resumes from drk's content-addressed result cache (one file per pair:
 to carry it between device calls, archive it, e.g. ``tar czf $OUT/cache.tgz -C runs/mini2 cache``; a call that
 returns many small files gets only the first few back). Measured 2026-12-01 on one H200 with 8 workers: 166 pairs
-in 290 s (~34/min), so the whole table needs ~25 min of GPU, in three or four calls.
+in 290 s (~34/min) with the code of that day's morning; with a6803f0 (warm judges, calibration off) 261 pairs in
+718 s (19-23/min: results/gpu/2026-12-01-s14), so the whole table needs ~40 min of GPU, in five calls. While it
+runs, the spare runners' start-up totals (``drk.gym.warm.spare_start_stats``) are printed every ``--stats-every``
+seconds; ``DRK_SPARE_CONTEXTS=batch`` changes how spares create their CUDA contexts (see drk/gym/warm.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--isolation", default="auto", choices=("auto", "uid", "namespace", "process"))
     parser.add_argument("--timeout", type=float, default=180.0, help="EvalConfig.timeout_s")
     parser.add_argument("--count", action="store_true", help="only print how many evaluations a build needs")
+    parser.add_argument("--stats-every", type=float, default=60.0,
+                        help="seconds between prints of the spare runners' start-up totals (0: never)")
     parser.add_argument("--merge", nargs="+", default=None, metavar="CSV",
                         help="merge tables built in parts into --out (no evaluation)")
     args = parser.parse_args(argv)
@@ -62,12 +67,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(pairs)} evaluations over {len({t.name for t, _ in pairs})} problems")
         return 0
     config = EvalConfig(isolation=args.isolation, timeout_s=args.timeout)
+    if args.stats_every > 0:
+        _print_spare_stats_every(args.stats_every)
     path, verdicts = run_build(device=args.device, out=args.out, problems=args.problems, limit=args.limit,
                                workers=args.workers, cache_dir=args.cache_dir, config=config)
     print(json.dumps(summary(verdicts), indent=1, sort_keys=True))
     env = sum(v.env_error for v in verdicts)
     print(f"wrote {path} ({len(verdicts)} rows, {env} environment errors)")
     return 1 if env else 0
+
+
+def _print_spare_stats_every(seconds: float) -> None:
+    """A daemon thread printing the spare runners' start-up totals (a build cut by a time limit still shows them)."""
+    import threading
+    import time
+
+    from drk.gym.warm import spare_start_stats
+
+    def loop() -> None:
+        while True:
+            time.sleep(seconds)
+            stats = {k: round(v, 1) for k, v in sorted(spare_start_stats().items())}
+            print(f"\nspare starts: {stats}", file=sys.stderr, flush=True)
+
+    threading.Thread(target=loop, name="spare-stats", daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         from drk.gym.gpu_lock import GpuTimingLock
 
         timing_lock = GpuTimingLock(gpu_index)
+    taking = time.monotonic()
     try:
         level = available_level(config.isolation).level  # probed once per caller process
         runner = shared_runners().take(kind, gpu_index, level)
@@ -86,6 +87,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         failure = EvalResult(status="runtime_error", error=f"[drk] environment failure: no candidate sandbox: {exc}",
                              env_error=True)
         return _without_judge(failure, problem, config, kind, start)
+    runners_s = time.monotonic() - taking  # waiting for two started runners (a pool's spares can run short)
     payload = {
         "problem_source": problem.source,
         "problem_name": problem.name,
@@ -105,10 +107,14 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         outcome = shared_judges().run(kind, gpu_index, payload, timing_lock, [runner.handle, probe_runner.handle],
                                       2 * config.timeout_s + 120)
     finally:
+        judged = time.monotonic()
         runner.kill()  # whatever the judge did: the candidate's processes never outlive their evaluation
         probe_runner.kill()
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
     result.elapsed_s = time.monotonic() - start
+    # the caller's own waits, beside the judge's stages: where an evaluation's time went when the stages don't add up
+    result.stage_s = {"runners": round(runners_s, 4), **result.stage_s,
+                      "teardown": round(time.monotonic() - judged, 4)}
     result.feedback = make_feedback(result)
     return result
 

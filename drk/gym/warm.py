@@ -160,30 +160,165 @@ def finish_gpu_start(started: StartedRunner, gpu_lock: Any) -> None:
 
 def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     """The runner's two-phase start: wait for its imports, then let it create its CUDA context under the lock."""
-    from drk.gym.gpu_lock import gpu_shared
-
+    began = time.monotonic()
     wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_IMPORT_S, max_blob_bytes=0)  # imported
-    # One CUDA context created at a time per GPU: a timing waits for every shared holder in flight, and contexts
-    # created side by side on a busy host held it for seconds, stalling every evaluation on the GPU behind it
-    # (a pool of 8 fell from ~34 to ~14 evaluations/min, H200 2026-12-01). Imports still run side by side.
-    with _context_creation(gpu_lock), gpu_shared(gpu_lock):  # the profiler's (host) start-up runs after
-        wire.send_frame(handle.to_runner, {"op": "init"})
-        ready, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S,
-                                   max_blob_bytes=0)
-    if ready.get("op") != "gpu_ready":
-        raise wire.WireError(f"expected gpu_ready, got {str(ready.get('op'))[:40]!r}")
+    imported = time.monotonic()
+    if spare_contexts_mode() == "batch":
+        _batch_for(gpu_lock).create(handle, gpu_lock)
+    else:
+        # One CUDA context created at a time per GPU: a timing waits for every shared holder in flight, and
+        # contexts created side by side on a busy host, each in a hold of its own, held it for seconds, stalling
+        # every evaluation on the GPU behind them (a pool of 8 fell from ~34 to ~14 evaluations/min, H200
+        # 2026-12-01). Imports still run side by side.
+        with _context_creation(gpu_lock):
+            entry = _ContextEntry(handle)
+            _contexts_in_one_hold(gpu_lock, lambda: [entry])
+        if entry.error is not None:
+            raise entry.error
+    created = time.monotonic()
     hello, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S, max_blob_bytes=0)
     if hello.get("op") != "hello":
         raise wire.WireError(f"expected hello, got {str(hello.get('op'))[:40]!r}")
     handle.greeted = True
+    _count(import_wait_s=imported - began, context_wait_s=created - imported, hello_wait_s=time.monotonic() - created)
+
+
+#: How spares create their CUDA contexts, from ``DRK_SPARE_CONTEXTS``: ``serial`` (default) one at a time, each in a
+#: shared hold of the GPU lock of its own; ``batch``: every spare that is ready when the lock is next free of timings
+#: creates its context then, side by side with the others, in one shared hold. A pool of 8 takes ~46 runners/min
+#: and its evaluations waited ~15 s each for them with ``serial`` (H200, 2026-12-01,
+#: results/gpu/2026-12-01-s14): each context waits for a gap between timings. ``batch`` pays that wait once per
+#: batch; whether its longer holds cost the timings more is what ``benchmarks/pool_scaling.py`` compares.
+SPARE_CONTEXT_MODES = ("serial", "batch")
+
+
+def spare_contexts_mode() -> str:
+    mode = os.environ.get("DRK_SPARE_CONTEXTS", "serial")
+    if mode not in SPARE_CONTEXT_MODES:
+        raise ValueError(f"DRK_SPARE_CONTEXTS={mode!r}: choose one of {SPARE_CONTEXT_MODES}")
+    return mode
+
+
+@dataclass
+class _ContextEntry:
+    """One spare waiting to create its CUDA context; ``error`` is its own failure (others of its batch go on)."""
+
+    handle: RunnerHandle
+    done: bool = False
+    error: Exception | None = None
+
+
+def _contexts_in_one_hold(gpu_lock: Any, take: Any) -> list[_ContextEntry]:
+    """Hold the GPU lock shared once; ``take()`` (called once it is held, so spares that became ready while this
+    waited join) gives the spares whose contexts are created in it, side by side: every ``init`` is sent before any
+    ``gpu_ready`` is read."""
+    from drk.gym.gpu_lock import gpu_shared
+
+    asked = time.monotonic()
+    with gpu_shared(gpu_lock):  # the profiler's (host) start-up runs after, outside it
+        held = time.monotonic()
+        entries = take()
+        deadline = held + SPARE_GPU_START_S
+        for entry in entries:
+            try:
+                wire.send_frame(entry.handle.to_runner, {"op": "init"})
+            except (wire.WireError, OSError) as exc:
+                entry.error = wire.WireError(f"could not ask for its CUDA start: {exc}")
+        for entry in entries:
+            if entry.error is not None:
+                continue
+            try:
+                ready, _ = wire.recv_frame(entry.handle.from_runner, deadline=deadline, max_blob_bytes=0)
+                if ready.get("op") != "gpu_ready":
+                    raise wire.WireError(f"expected gpu_ready, got {str(ready.get('op'))[:40]!r}")
+            except (wire.WireError, OSError) as exc:
+                entry.error = exc if isinstance(exc, wire.WireError) else wire.WireError(str(exc))
+    _count(holds=1, contexts=len(entries), lock_wait_s=held - asked, hold_s=time.monotonic() - held)
+    return entries
+
+
+class _ContextBatch:
+    """``batch`` mode's meeting point for one GPU: the first spare to arrive leads (waits for the lock, then
+    creates every waiting spare's context in one hold); the ones that arrive meanwhile are created with it."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting: list[_ContextEntry] = []
+        self._leading = False
+
+    def create(self, handle: RunnerHandle, gpu_lock: Any) -> None:
+        entry = _ContextEntry(handle)
+        with self._cond:
+            self._waiting.append(entry)
+            while self._leading and not entry.done:
+                self._cond.wait()
+            if not entry.done:
+                self._leading = True
+        if not entry.done:
+            batch: list[_ContextEntry] = []
+
+            def take() -> list[_ContextEntry]:
+                with self._cond:
+                    batch.extend(self._waiting)
+                    self._waiting.clear()
+                return batch
+
+            try:
+                _contexts_in_one_hold(gpu_lock, take)
+            except BaseException:
+                for taken in batch:  # none of them is known to have a context: each start fails, none hangs
+                    taken.error = taken.error or wire.WireError("the batch's CUDA start failed")
+                raise
+            finally:
+                with self._cond:
+                    if entry not in batch and entry in self._waiting:  # failed before it took the batch
+                        self._waiting.remove(entry)
+                        entry.error = entry.error or wire.WireError("the GPU lock could not be held")
+                    for taken in batch:
+                        taken.done = True
+                    self._leading = False
+                    self._cond.notify_all()
+        if entry.error is not None:
+            raise entry.error
+
+
+_batches: dict[str, _ContextBatch] = defaultdict(_ContextBatch)
+_batches_lock = threading.Lock()
+
+
+def _batch_for(gpu_lock: Any) -> _ContextBatch:
+    with _batches_lock:
+        return _batches[getattr(gpu_lock, "path", "")]
 
 
 _creation_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
 
 
 def _context_creation(gpu_lock: Any) -> threading.Lock:
-    """This process's mutex for creating CUDA contexts on the GPU of ``gpu_lock``."""
+    """This process's mutex for creating CUDA contexts on the GPU of ``gpu_lock`` (``serial`` mode)."""
     return _creation_locks[getattr(gpu_lock, "path", "")]
+
+
+_stats: dict[str, float] = defaultdict(float)
+_stats_lock = threading.Lock()
+
+
+def _count(**amounts: float) -> None:
+    with _stats_lock:
+        for key, value in amounts.items():
+            _stats[key] += value
+
+
+def spare_start_stats(reset: bool = False) -> dict[str, float]:
+    """Totals over this process's gated spare starts: ``contexts`` created in ``holds`` shared holds of the GPU lock,
+    seconds waiting for the lock (``lock_wait_s``) and inside it (``hold_s``), and per spare the waits for its
+    imports, its context (lock wait and hold) and its hello (the profiler's start-up). Where a pool's runners come
+    from, for the benchmarks."""
+    with _stats_lock:
+        out = dict(_stats)
+        if reset:
+            _stats.clear()
+    return out
 
 
 def _widen(fd: int, size: int = 2**20) -> None:
@@ -205,6 +340,7 @@ class WarmRunners:
     """
 
     def __init__(self, spares: int = DEFAULT_SPARES) -> None:
+        spare_contexts_mode()  # a bad DRK_SPARE_CONTEXTS is the caller's clear error, not a starter thread's death
         self.spares = spares
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)

@@ -59,6 +59,15 @@ def test_verdicts_are_repeatable(verdicts, problem):
         assert [r.hack_reasons for r in again] == [verdicts[("relu2", name)].hack_reasons for name in RACY]
 
 
+def test_stage_seconds_include_the_callers_waits_and_add_up_to_at_most_the_elapsed_time(verdicts):
+    for pair in [("relu2", "good"), ("relu2", "wrong"), ("relu2", "decoy")]:
+        result = verdicts[pair]
+        stages = list(result.stage_s)
+        assert stages[0] == "runners" and stages[-1] == "teardown" and "correctness" in stages
+        assert all(v >= 0 for v in result.stage_s.values())
+        assert sum(result.stage_s.values()) <= result.elapsed_s + 1e-3
+
+
 def test_correct_result_details(verdicts):
     result = verdicts[("relu2", "good")]
     assert result.triton_kernels == {"relu2": result.triton_kernels["relu2"]}

@@ -197,3 +197,98 @@ def test_take_waits_for_a_spare_already_starting_instead_of_starting_another(mon
         assert seen["on_demand"] == 1 and none_left.alive()
     finally:
         runners.close()
+
+
+def _fake_gated_runner(answer: str = "gpu_ready"):
+    """A handle and a thread playing a gated spare: imported, then ``answer`` to the init, then hello."""
+    import os
+    import threading
+
+    from drk.gym import wire
+    from drk.gym.warm import RunnerHandle
+
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+
+    def play() -> None:
+        wire.send_frame(from_w, {"op": "imported"})
+        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+        wire.send_frame(from_w, {"op": answer})
+        if answer == "gpu_ready":
+            wire.send_frame(from_w, {"op": "hello"})
+
+    thread = threading.Thread(target=play, daemon=True)
+    thread.start()
+    return RunnerHandle(0, to_w, from_r, -1), (to_r, to_w, from_r, from_w)
+
+
+def test_batch_mode_creates_every_waiting_spares_context_in_one_hold(tmp_path, monkeypatch):
+    """DRK_SPARE_CONTEXTS=batch: spares that wait while a timing holds the GPU create their contexts together once it
+    ends (one shared hold, not one each); one spare's broken answer fails only that spare."""
+    import os
+    import threading
+    import time
+
+    from drk.gym import GpuTimingLock, wire, warm
+
+    monkeypatch.setenv("DRK_SPARE_CONTEXTS", "batch")
+    timing = GpuTimingLock(0, lock_dir=tmp_path)
+    assert timing.acquire(quiet_wait_s=0.1)
+    runners = [_fake_gated_runner() for _ in range(3)] + [_fake_gated_runner(answer="garbage")]
+    outcomes: dict[int, str] = {}
+
+    def start(i: int, handle) -> None:
+        try:
+            warm._gpu_start(handle, GpuTimingLock(0, lock_dir=tmp_path))
+            outcomes[i] = "greeted" if handle.greeted else "not greeted"
+        except wire.WireError as exc:
+            outcomes[i] = f"error: {exc}"
+
+    warm.spare_start_stats(reset=True)
+    threads = [threading.Thread(target=start, args=(i, h)) for i, (h, _) in enumerate(runners)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)  # all four imported and waiting behind the timing
+    assert not outcomes
+    timing.release()
+    for thread in threads:
+        thread.join(20)
+    stats = warm.spare_start_stats()
+    assert [outcomes[i] for i in range(3)] == ["greeted"] * 3
+    assert outcomes[3].startswith("error") and "gpu_ready" in outcomes[3]
+    assert stats["holds"] == 1 and stats["contexts"] == 4 and stats["lock_wait_s"] >= 0.9
+    for _, fds in runners:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_serial_mode_takes_one_hold_per_spare(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    from drk.gym import GpuTimingLock, warm
+
+    monkeypatch.delenv("DRK_SPARE_CONTEXTS", raising=False)
+    runners = [_fake_gated_runner() for _ in range(3)]
+    warm.spare_start_stats(reset=True)
+    threads = [threading.Thread(target=warm._gpu_start, args=(h, GpuTimingLock(0, lock_dir=tmp_path)))
+               for h, _ in runners]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    stats = warm.spare_start_stats()
+    assert all(h.greeted for h, _ in runners) and stats["holds"] == 3 and stats["contexts"] == 3
+    for _, fds in runners:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_an_unknown_spare_contexts_mode_is_a_clear_error(monkeypatch):
+    import pytest
+
+    from drk.gym import warm
+
+    monkeypatch.setenv("DRK_SPARE_CONTEXTS", "parallel")
+    with pytest.raises(ValueError, match="DRK_SPARE_CONTEXTS"):
+        warm.spare_contexts_mode()
