@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--isolation", default="auto", choices=("auto", "uid", "namespace", "process"))
     parser.add_argument("--timeout", type=float, default=180.0, help="EvalConfig.timeout_s")
     parser.add_argument("--count", action="store_true", help="only print how many evaluations a build needs")
+    parser.add_argument("--note", default=None,
+                        help="text for the sidecar, e.g. which cached rows an earlier commit measured")
     parser.add_argument("--stats-every", type=float, default=60.0,
                         help="seconds between prints of the spare runners' start-up totals (0: never)")
     parser.add_argument("--merge", nargs="+", default=None, metavar="CSV",
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stats_every > 0:
         _print_spare_stats_every(args.stats_every)
     path, verdicts = run_build(device=args.device, out=args.out, problems=args.problems, limit=args.limit,
-                               workers=args.workers, cache_dir=args.cache_dir, config=config)
+                               workers=args.workers, cache_dir=args.cache_dir, config=config, note=args.note)
     print(json.dumps(summary(verdicts), indent=1, sort_keys=True))
     env = sum(v.env_error for v in verdicts)
     print(f"wrote {path} ({len(verdicts)} rows, {env} environment errors)")

@@ -354,8 +354,9 @@ class LiveVerdicts:
 
 def run_build(*, device: str = "auto", out: str | Path = "results/mini2/verdicts.csv", problems: str | None = None,
               limit: int | None = None, workers: int | None = None, cache_dir: str | Path | None = None,
-              config: Any = None, progress: bool = True) -> tuple[Path, list[Verdict]]:
-    """Build and write a table (what ``benchmarks/mini2_verdicts.py`` runs)."""
+              config: Any = None, progress: bool = True, note: str | None = None) -> tuple[Path, list[Verdict]]:
+    """Build and write a table (what ``benchmarks/mini2_verdicts.py`` runs). ``note`` goes into the sidecar as is:
+    e.g. which rows came from an earlier commit's cache (the sidecar's git sha is the final build's)."""
     from drk.gym import EvalConfig, Pool
 
     config = measure_config(config or EvalConfig())
@@ -365,7 +366,7 @@ def run_build(*, device: str = "auto", out: str | Path = "results/mini2/verdicts
     verdicts = build_verdicts(pool, pairs, config)
     elapsed = time.monotonic() - start
     meta = provenance(pool, config, workers=pool.workers, elapsed_s=round(elapsed, 1), problems_spec=problems,
-                      limit=limit, cache_hits=sum(v.cached for v in verdicts))
+                      limit=limit, cache_hits=sum(v.cached for v in verdicts), note=note)
     return write_table(verdicts, out, meta), verdicts
 
 

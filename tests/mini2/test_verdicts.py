@@ -145,9 +145,11 @@ def test_cli_builds_from_the_cache(verdicts, cache_dir, tmp_path, capsys):
     out = tmp_path / "cli.csv"
     index = task_by_name(SOFTMAX).index
     rc = _cli().main(["--device", "cpu", "--problems", str(index), "--limit", "2", "--isolation", "process",
-                      "--out", str(out), "--cache-dir", str(cache_dir)])
+                      "--out", str(out), "--cache-dir", str(cache_dir), "--stats-every", "0",
+                      "--note", "rows 1-2 measured by an earlier build"])
     assert rc == 0
     meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["note"] == "rows 1-2 measured by an earlier build"
     assert meta["rows"] == 2 and meta["cache_hits"] == 2 and meta["device"] == "cpu"
     assert meta["eval_config"] == measure_config(CONFIG).to_dict() and "git_sha" in meta and meta["limit"] == 2
     assert meta["eval_config"]["hacking_check"] is False  # hacked programs are timed too; rows mark them hacked
