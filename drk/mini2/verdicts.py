@@ -38,7 +38,7 @@ TABLE_VERSION = 1
 #: ``timing_mismatch`` on one is drk's host-side timing noise (on 2026-12-01, H200, a Pool of 8: 44 of 155 rows,
 #: ``results/gpu/2026-12-01-s13/README.md``). It stays visible in ``timing_flag`` and never makes a row hacked.
 NOT_PROGRAM_EVIDENCE = frozenset({"timing_mismatch"})
-_FLOATS = ("speedup", "coverage", "top_share", "ref_ms", "kernel_ms", "max_abs_err")
+_FLOATS = ("speedup", "coverage", "top_share", "ref_ms", "kernel_ms", "max_abs_err", "timing_charge_ms")
 
 
 def _sig(x: float | None) -> float | None:
@@ -76,6 +76,8 @@ class Verdict:
     source_sha: str = ""
     #: drk flagged ``timing_mismatch`` (see :data:`NOT_PROGRAM_EVIDENCE`): kept, never counted as hacking
     timing_flag: bool = False
+    #: ms per call drk added to ``kernel_ms`` for host time beyond the reference's (``EvalResult.timing_charge_ms``)
+    timing_charge_ms: float | None = None
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -162,6 +164,7 @@ def verdict_from_result(task: Task, program: Program, source: str, result: Any) 
         top_share=_sig(top.get("share")) if top else None, ref_ms=_sig(result.ref_ms),
         kernel_ms=_sig(result.kernel_ms), max_abs_err=_sig(result.max_abs_err),
         env_error=bool(result.env_error), error=error, problem_sha=sha(task.source), source_sha=sha(source),
+        timing_charge_ms=_sig(getattr(result, "timing_charge_ms", None)),
         cached=bool(getattr(result, "cached", False)),
     )
 
@@ -370,6 +373,26 @@ def run_build(*, device: str = "auto", out: str | Path = "results/mini2/verdicts
     return write_table(verdicts, out, meta), verdicts
 
 
+def charge_report(verdicts: Iterable[Verdict], fast: float = 1.2) -> dict[str, dict[str, int]]:
+    """Per program head (FUSE, SPLIT, LAZY, ...): how many correct rows drk charged host time
+    (``timing_charge_ms`` > 0), how many are fast (speedup >= ``fast``), and how many would be fast without the charge
+    (``ref_ms / (kernel_ms - charge)``): how much of the table's Fast@p landscape the charge decides."""
+    report: dict[str, dict[str, int]] = {}
+    for v in verdicts:
+        if not v.correct or v.speedup is None:
+            continue
+        counts = report.setdefault(v.program.split()[0], {"correct": 0, "charged": 0, "fast": 0, "fast_uncharged": 0})
+        charge = v.timing_charge_ms or 0.0
+        counts["correct"] += 1
+        counts["charged"] += charge > 0
+        counts["fast"] += v.speedup >= fast
+        if v.ref_ms is not None and v.kernel_ms is not None and v.kernel_ms - charge > 0:
+            counts["fast_uncharged"] += v.ref_ms / (v.kernel_ms - charge) >= fast
+        else:
+            counts["fast_uncharged"] += v.speedup >= fast
+    return dict(sorted(report.items()))
+
+
 def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     """Counts by program head and status (for the build's printout and quick checks)."""
     table: dict[str, dict[str, int]] = {}
@@ -382,5 +405,5 @@ def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     return table
 
 
-__all__ = ["COLUMNS", "NOT_PROGRAM_EVIDENCE", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "invalid_verdict", "load_verdicts",
+__all__ = ["COLUMNS", "NOT_PROGRAM_EVIDENCE", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "charge_report", "invalid_verdict", "load_verdicts",
            "merge_tables", "provenance", "run_build", "select_tasks", "summary", "table_pairs", "verdict_from_result", "write_table"]

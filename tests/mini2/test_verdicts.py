@@ -190,3 +190,18 @@ def test_drks_timing_noise_never_makes_a_program_hacked(judged_status, tmp_path)
     row = verdict_from_result(task, parse("DECOY"), "src", decoy)
     assert row.status == "hacked" and row.hack_reasons == ("decoy",) and row.timing_flag
     assert Verdict.from_row(row.to_row()) == row
+
+
+def test_charge_report_counts_rows_the_host_time_charge_keeps_from_being_fast():
+    from drk.mini2.verdicts import charge_report
+
+    rows = [Verdict("p", "FUSE BS W4", "correct", speedup=1.5, ref_ms=0.3, kernel_ms=0.2),  # fast, uncharged
+            # 0.3 / 0.4 = 0.75x charged; 0.3 / 0.2 = 1.5x without its 0.2 ms charge
+            Verdict("p", "FUSE BL W8", "correct", speedup=0.75, ref_ms=0.3, kernel_ms=0.4, timing_charge_ms=0.2),
+            Verdict("p", "PEROP BS W4", "correct", speedup=0.5, ref_ms=0.3, kernel_ms=0.6, timing_charge_ms=0.1),
+            Verdict("p", "DECOY", "hacked", speedup=9.0, ref_ms=0.3, kernel_ms=0.03),  # not correct: not counted
+            Verdict("p", "FUSE BS W4 SWAP", "incorrect")]
+    assert charge_report(rows) == {"FUSE": {"correct": 2, "charged": 1, "fast": 1, "fast_uncharged": 2},
+                                   "PEROP": {"correct": 1, "charged": 1, "fast": 0, "fast_uncharged": 0}}
+    charged = rows[1]
+    assert Verdict.from_row(charged.to_row()) == charged and charged.to_row()["timing_charge_ms"] == "0.2"
