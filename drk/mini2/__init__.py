@@ -36,8 +36,10 @@ bucket, and the top kernel's owner and op (``TOP:torch:softmax``: the time goes 
 **Verdict table** (:mod:`drk.mini2.verdicts`, ``benchmarks/mini2_verdicts.py``): every canonical pair judged once
 through ``drk.gym.Pool`` into ``results/mini2/verdicts.csv`` + a JSON sidecar (GPU, date, git sha, versions,
 EvalConfig); ``load_verdicts(path).verdict(problem, program)`` then answers in microseconds on any machine, and
-:class:`~drk.mini2.verdicts.LiveVerdicts` answers the same calls by judging live (the check that the table is a
-cache, not a model). Rows carry the problem's and the candidate's source hashes; a stale table is refused.
+:class:`~drk.mini2.verdicts.LiveVerdicts` answers the same calls by judging live; :mod:`drk.mini2.live_check`
+(``python -m drk.mini2 live-check``) runs one RL run both ways and compares them call by call (the check that the
+table is a cache, not a model). Rows carry the problem's and the candidate's source hashes; a stale table is
+refused.
 
 **Experiments** (items 5-8; ``results/mini2/PLAN.md`` is the pre-registered analysis): :mod:`drk.mini2.sft` and
 :mod:`drk.mini2.rl` train, :mod:`drk.mini2.evaluate` evaluates; :mod:`drk.mini2.experiment` runs the plan's seeds x

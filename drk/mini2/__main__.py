@@ -20,6 +20,12 @@ The grid (:mod:`drk.mini2.experiment`; resumable: run the same command again to 
         --set table=results/mini2/verdicts_part1.csv --set train_tasks=0-9 --set heldout_tasks=10-12
     python -m drk.mini2 claims --runs runs/m2grid --out results/mini2/claims.csv
     python -m drk.mini2 figures --runs runs/m2grid --out results/mini2/figures
+
+The check that the table is a cache, not a model (:mod:`drk.mini2.live_check`): the same run from the same checkpoint,
+once on the table and once judged live by drk.gym (a GPU; no result cache), compared call by call (exit 1 if a
+status differs)::
+
+    python -m drk.mini2 live-check --steps 1 --set train_tasks=0-5 --out runs/mini2_live
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m drk.mini2", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("sft", "rl", "eval", "grid"):
+    for name in ("sft", "rl", "eval", "grid", "live-check"):
         p = sub.add_parser(name)
         _add_config_args(p)
         if name == "rl":
@@ -69,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--turns", type=int, help="default: the config's eval_turns")
             p.add_argument("--label", default=None, help="file prefix (default: eval_<context>_T<turns>)")
             p.add_argument("--out", help="output directory (default: the checkpoint's parent)")
+        if name == "live-check":
+            p.add_argument("--variant", default="trloo", choices=sorted(VARIANTS))
+            p.add_argument("--steps", type=int, default=1, help="RL steps to compare (default 1)")
+            p.add_argument("--init", help="starting checkpoint (default: SFT now, into <out>/sft)")
+            p.add_argument("--out", default="runs/mini2_live", help="both runs' logs and live_check.json")
+            p.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="where drk.gym judges")
+            p.add_argument("--workers", type=int, default=None, help="drk.gym.Pool workers (default: its own)")
         if name == "grid":
             p.add_argument("--out", help="the tree's root (default: the config's out_dir)")
             p.add_argument("--variants", default="all", help="comma-separated, or 'all' (default)")
@@ -98,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config, args.set)
         if args.command == "grid":
             return _grid(args, cfg)
+        if args.command == "live-check":
+            return _live_check(args, cfg)
         if args.command == "sft":
             from drk.mini2.sft import run_sft
 
@@ -149,6 +164,29 @@ def _grid(args, cfg: Mini2Config) -> int:
     for failed in summary.failures:
         print(f"failed: {failed.job}\n{failed.error}", file=sys.stderr)
     return 1 if summary.failures else 0
+
+
+def _live_check(args, cfg: Mini2Config) -> int:
+    """The table-driven run and the live one (no result cache: every verdict judged now), compared."""
+    import json
+
+    from drk.gym import EvalConfig, Pool
+    from drk.mini2.live_check import live_check
+    from drk.mini2.rl import load_table
+    from drk.mini2.sft import run_sft
+    from drk.mini2.verdicts import LiveVerdicts
+
+    table = load_table(cfg)
+    init = args.init or run_sft(cfg, verdicts=table, out_dir=Path(args.out) / "sft", progress=True)[0]
+    # the table's measurement config (its sidecar), so the live judge measures as the table did
+    config = EvalConfig.from_dict(table.meta["eval_config"]) if table.meta.get("eval_config") else None
+    live = LiveVerdicts(Pool(device=args.device, workers=args.workers, config=config, progress=False), config)
+    report = live_check(cfg, args.variant, init, live, steps=args.steps, out_dir=args.out, table=table)
+    print(json.dumps({k: v for k, v in report.to_dict().items() if k != "disagreements"}, indent=1))
+    for row in report.disagreements:
+        print(f"status differs: {row}", file=sys.stderr)
+    print(f"[mini2 live-check] {'reproduced' if report.reproduced else 'NOT reproduced'} -> {args.out}/live_check.json")
+    return 0 if report.reproduced else 1
 
 
 def _analyse(args) -> int:

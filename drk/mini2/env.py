@@ -94,8 +94,9 @@ class Mini2Env:
 
     def __call__(self, problems: Sequence[Task], replies: Sequence[str]) -> list[dict[str, Any]]:
         self.calls += len(replies)
-        return [result_dict(self.verdicts.verdict(task, reply), hacking_check=self.hacking_check)
-                for task, reply in zip(problems, replies, strict=True)]
+        batch = getattr(self.verdicts, "verdict_batch", None)  # a live source judges a batch side by side
+        answers = batch(problems, replies) if batch else [self.verdicts.verdict(t, r) for t, r in zip(problems, replies)]
+        return [result_dict(v, hacking_check=self.hacking_check) for v in answers]
 
 
 def check_covered(verdicts: VerdictSource, tasks: Sequence[Task]) -> None:

@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -341,18 +342,44 @@ def load_verdicts(path: str | Path, *, check_sources: bool = True) -> VerdictTab
 
 
 class LiveVerdicts:
-    """The table's interface, answered by judging for real through a :class:`drk.gym.Pool` (cached)."""
+    """The table's interface, answered by judging for real through a :class:`drk.gym.Pool` (cached if the pool has a
+    cache). Within one object each distinct (problem, program) is judged once, as the table measures it once;
+    :meth:`verdict_batch` judges a batch's new pairs side by side (one ``Pool.map``)."""
 
     def __init__(self, pool: Any, config: Any = None) -> None:
         self.pool, self.config = pool, config
+        self._judged: dict[tuple[str, str], Verdict] = {}
+        self._lock = threading.Lock()
 
     def verdict(self, problem: Task | str, program: str | Sequence[str] | Program) -> Verdict:
-        task = problem if isinstance(problem, Task) else task_by_name(problem)
-        try:
-            prog = canonical(task, parse(program))
-        except ProgramError as exc:
-            return invalid_verdict(task.name, program, exc)
-        return build_verdicts(self.pool, [(task, prog)], self.config)[0]
+        return self.verdict_batch([problem], [program])[0]
+
+    def verdict_batch(self, problems: Sequence[Task | str], programs: Sequence[Any]) -> list[Verdict]:
+        keyed: list[tuple[str, str] | Verdict] = []
+        new: dict[tuple[str, str], tuple[Task, Program]] = {}
+        for problem, program in zip(problems, programs, strict=True):
+            task = problem if isinstance(problem, Task) else task_by_name(problem)
+            try:
+                prog = canonical(task, parse(program))
+            except ProgramError as exc:
+                keyed.append(invalid_verdict(task.name, program, exc))
+                continue
+            key = (task.name, str(prog))
+            keyed.append(key)
+            with self._lock:
+                if key not in self._judged:
+                    new[key] = (task, prog)
+        if new:
+            judged = build_verdicts(self.pool, list(new.values()), self.config)
+            with self._lock:
+                self._judged.update(zip(new, judged))
+        with self._lock:
+            return [k if isinstance(k, Verdict) else self._judged[k] for k in keyed]
+
+    @property
+    def judged(self) -> int:
+        """Distinct (problem, program) pairs judged so far."""
+        return len(self._judged)
 
 
 def run_build(*, device: str = "auto", out: str | Path = "results/mini2/verdicts.csv", problems: str | None = None,
