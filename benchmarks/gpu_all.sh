@@ -11,6 +11,8 @@
 #                                       is a pool limited by contention, and how much of it is the GPU lock?
 #   bash benchmarks/gpu_all.sh mini2    the mini2 verdict table (issue 12) in calls of <= 9 minutes: each resumes from
 #                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there)
+#   bash benchmarks/gpu_all.sh live     the mini2 live check (issue 12): one RL run on the table (TABLE, default
+#                                       results/mini2/verdicts.csv) and once judged live, compared (LIVE_STEPS, LIVE_TASKS)
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
 #                                       evaluations/min and seconds per stage
 #   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
@@ -70,10 +72,14 @@ mini2)
   mkdir -p runs/mini2
   if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi
   timeout "${MINI2_S:-520}" python3 benchmarks/mini2_verdicts.py --device cuda --workers 8 --cache-dir runs/mini2/cache \
-    --out "$OUT/verdicts.csv" > "$OUT/mini2.log" 2>&1; echo "mini2 exit $? ($(find runs/mini2/cache -name '*.json' | wc -l) cached)"
+    --out "$OUT/verdicts.csv" ${MINI2_NOTE:+--note "$MINI2_NOTE"} > "$OUT/mini2.log" 2>&1; echo "mini2 exit $? ($(find runs/mini2/cache -name '*.json' | wc -l) cached)"
   tar czf "$OUT/cache.tgz" -C runs/mini2 cache; tr '\r' '\n' < "$OUT/mini2.log" | tail -3 ;;
+live)
+  timeout "${LIVE_S:-540}" python3 -m drk.mini2 live-check --steps "${LIVE_STEPS:-2}" --out "$OUT/live" \
+    --set table="${TABLE:-results/mini2/verdicts.csv}" --set train_tasks="${LIVE_TASKS:-0-5}" > "$OUT/live.log" 2>&1
+  echo "live check exit $?"; tail -25 "$OUT/live.log" ;;
 suite)
   timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
     > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
-*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|rate|scaling|mini2|suite" >&2; exit 2 ;;
+*) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|rate|scaling|mini2|live|suite" >&2; exit 2 ;;
 esac
