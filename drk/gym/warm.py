@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,7 +209,7 @@ class _ContextEntry:
     error: Exception | None = None
 
 
-def _contexts_in_one_hold(gpu_lock: Any, take: Any) -> list[_ContextEntry]:
+def _contexts_in_one_hold(gpu_lock: Any, take: Callable[[], list[_ContextEntry]]) -> list[_ContextEntry]:
     """Hold the GPU lock shared once; ``take()`` (called once it is held, so spares that became ready while this
     waited join) gives the spares whose contexts are created in it, side by side: every ``init`` is sent before any
     ``gpu_ready`` is read."""
