@@ -187,8 +187,9 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
 #: How spares create their CUDA contexts, from ``DRK_SPARE_CONTEXTS``: ``serial`` (default) one at a time, each in a
 #: shared hold of the GPU lock of its own; ``batch``: every spare that is ready when the lock is next free of timings
 #: creates its context then, side by side with the others, in one shared hold. A pool of 8 takes ~46 runners/min
-#: and its evaluations waited ~15 s each for them with ``serial`` (H200, 2026-12-01,
-#: results/gpu/2026-12-01-s14): each context waits for a gap between timings. ``batch`` pays that wait once per
+#: and its evaluations spent ~15 s each outside the judge with ``serial``, most likely waiting for them (H200,
+#: 2026-12-01, results/gpu/2026-12-01-s14; ``stage_s["runners"]`` measures it since): each context waits for a gap
+#: between timings. ``batch`` pays that wait once per
 #: batch; whether its longer holds cost the timings more is what ``benchmarks/pool_scaling.py`` compares.
 SPARE_CONTEXT_MODES = ("serial", "batch")
 
