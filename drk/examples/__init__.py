@@ -91,6 +91,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_area_offset": ("runtime_error", None),  # describes its outputs past the area's end: a protocol error
     "attack_area_oversized": ("runtime_error", None),  # a right kernel; outputs described as the whole area: refused
     "attack_area_resize": ("incorrect", None),  # a wrong kernel; its grow/shrink of the sealed area fail (EPERM)
+    # Session 14: a third attacker review.
+    "attack_where_int_digits": ("runtime_error", None),  # a forged 5000-digit line number broke the judge's parse
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

@@ -23,6 +23,11 @@ from drk.gym.result import EvalResult
 
 #: Statuses that say something about the machine's state rather than the candidate: never cached.
 UNCACHED_STATUSES = frozenset({"timeout"})
+#: Hack reasons that can come from the host's load rather than the program (the wall-clock bound): a verdict carrying
+#: one is not kept, so a candidate that loaded the host while an honest program was timed (an attacker review,
+#: 2026-12-01: 48 busy children in sessions of their own flagged 3 of 4 honest siblings in a CPU Pool) cannot
+#: make that verdict permanent.
+UNCACHED_REASONS = frozenset({"timing_mismatch"})
 
 
 def cache_key(problem: Problem, candidate_src: str, config: EvalConfig, device_kind: str) -> str:
@@ -58,8 +63,11 @@ class ResultCache:
         return result
 
     def put(self, key: str, result: EvalResult) -> bool:
-        """Store ``result`` unless its status is in :data:`UNCACHED_STATUSES`; returns whether it was stored."""
+        """Store ``result`` unless its status is in :data:`UNCACHED_STATUSES`, it carries a reason of
+        :data:`UNCACHED_REASONS` or it is the environment's failure; returns whether it was stored."""
         if result.status in UNCACHED_STATUSES or result.env_error or (result.error or "").startswith("[drk]"):
+            return False
+        if UNCACHED_REASONS.intersection(result.hack_reasons or []):
             return False
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)

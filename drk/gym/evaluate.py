@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import json
 import time
 from typing import Any
 
-from drk.gym import probes
+from drk.gym import probes, wire
 from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
@@ -128,6 +129,11 @@ def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, kin
     return result
 
 
+#: The candidate's source and its probe variants, JSON-encoded, at most this many bytes: half the runners' request
+#: limit (:data:`drk.gym.wire.MAX_HEADER_BYTES`), the rest for the problem's source and the request's fields.
+MAX_ENCODED_SOURCE_BYTES = wire.MAX_HEADER_BYTES // 2
+
+
 def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[str, list[str], dict[str, Any]]:
     """Parent-side checks on the text alone: extraction, syntax, ``ModelNew``, static hacking checks."""
     if not isinstance(candidate_src, str):
@@ -154,6 +160,13 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
     except (RecursionError, MemoryError, ValueError, SyntaxError) as exc:
         return EvalResult(status="format_error", error=f"the code is nested too deeply for the environment to check "
                           f"it ({type(exc).__name__}): split long expressions")
+    # What the runners will be sent, JSON-encoded, must fit their request limit: the probe runner's load carries
+    # every variant, and a string of astral-plane characters (12 bytes each once escaped) under max_source_chars
+    # made it 4.6 MB, refused by the runner: a decoy became an uncharged env_error (attacker review, 2026-12-01).
+    encoded = sum(len(json.dumps(text)) for text in rewrites["variant_sources"].values()) + len(json.dumps(code))
+    if encoded > MAX_ENCODED_SOURCE_BYTES:
+        return EvalResult(status="format_error", error=f"the code is {encoded} bytes once encoded with its probe "
+                          f"variants; the limit is {MAX_ENCODED_SOURCE_BYTES} (long non-ASCII strings?)")
     reasons = run_static_checks(code)
     if reasons and config.hacking_check:
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,

@@ -31,6 +31,19 @@ QUIET_WAIT_S = 5.0
 TIMING_HOLD_S = 60.0
 
 
+def lock_root() -> Path:
+    """Where drk's host-wide lock files live: a directory of their own under ``DRK_LOCK_DIR`` or the temp dir, made
+    mode 0700 (a sandbox at the ``uid`` level cannot enter it) and seen empty by a sandbox at the ``namespace``
+    level (:func:`drk.gym.isolation.hidden_paths`); under ``/tmp`` no sandbox sees it at all (its ``/tmp`` is its
+    own). A candidate that could open a lock file read-only could ``flock`` it and stall every evaluation on its GPU
+    (an attacker review held a read-only host file locked from inside the sandbox for 181 s, 2026-12-01)."""
+    root = Path(os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir()) / "drk-locks"
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if root.stat().st_uid == os.getuid() and root.stat().st_mode & 0o077:
+        root.chmod(0o700)  # made by an older drk with the default mode
+    return root
+
+
 def physical_gpu_id(index: int) -> str:
     """The host-wide name of visible GPU ``index`` (``CUDA_VISIBLE_DEVICES`` remaps indices per process)."""
     visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
@@ -42,7 +55,7 @@ class GpuTimingLock:
     shared holders; :meth:`shared` until no timing runs or waits. Not for use by two threads at once."""
 
     def __init__(self, gpu_index: int = 0, lock_dir: str | Path | None = None) -> None:
-        directory = Path(lock_dir or os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir())
+        directory = Path(lock_dir) if lock_dir else lock_root()
         directory.mkdir(parents=True, exist_ok=True)
         self.path = str(directory / f"drk-gpu-{physical_gpu_id(gpu_index)}.lock")
         self.gate_path = self.path + ".gate"

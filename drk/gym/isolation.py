@@ -33,8 +33,9 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
+
+from drk.gym.gpu_lock import lock_root
 
 LEVELS = ("uid", "namespace", "process")
 SANDBOX_UID_BASE = int(os.environ.get("DRK_SANDBOX_UID", "200000"))
@@ -68,7 +69,7 @@ def _base_bwrap(level: str, uid: int | None) -> list[str]:
     ]
     for path in _paths_under_private_mounts():  # a checkout or venv under /tmp must stay visible (read-only)
         cmd += ["--ro-bind", path, path]
-    for path in hidden_paths():  # answer keys: an empty directory in their place
+    for path in hidden_paths(level):  # answer keys and lock files: an empty directory in their place
         cmd += ["--tmpfs", path]
     cmd += ["--chdir", "/tmp"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
@@ -104,7 +105,7 @@ class UidClaim:
 
 def claim_sandbox_uid(lock_dir: str | None = None) -> UidClaim:
     """Claim a free sandbox uid host-wide (lock files under ``DRK_LOCK_DIR`` or the temp dir, like the GPU locks)."""
-    directory = os.path.join(lock_dir or os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir(), "drk-uids")
+    directory = os.path.join(lock_dir or str(lock_root()), "drk-uids")
     os.makedirs(directory, exist_ok=True)
     start = secrets.randbelow(UID_RANGE)
     for i in range(UID_RANGE):
@@ -126,13 +127,19 @@ def short_lived_uid() -> int:
     return claim.uid
 
 
-def hidden_paths() -> list[str]:
+def hidden_paths(level: str = "namespace") -> list[str]:
     """Host directories the sandbox sees empty: drk's bundled *solutions* (hand-written kernels of the bundled
-    problems). The rest of the host is visible read-only (the runner needs the interpreter, the environment and
+    problems) and drk's lock files (:func:`drk.gym.gpu_lock.lock_root`). The rest of the host is visible read-only (the runner needs the interpreter, the environment and
     drk); a candidate that could read these would copy the answer for its problem (an attacker review on
     2026-12-01 read the checkout from inside the sandbox)."""
     solutions = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "problems", "solutions")
-    return [solutions] if os.path.isdir(solutions) else []
+    hidden = [solutions] if os.path.isdir(solutions) else []
+    # drk's lock files (GPU locks, sandbox uid claims): a candidate that could open one could flock it. Under /tmp or
+    # /dev/shm they are out of sight already (the sandbox has its own).
+    locks = str(lock_root())  # made (0700) now if missing: one made later would show through the view of /
+    if level != "uid" and not locks.startswith(("/tmp/", "/dev/shm/")):
+        hidden.append(locks)  # at the uid level its mode keeps the sandbox out (bubblewrap could not mount over it)
+    return hidden
 
 
 @functools.lru_cache(maxsize=1)

@@ -169,7 +169,9 @@ class RunnerProcess:
         lines = source.splitlines()
         frames = []
         for line in text.splitlines():
-            match = re.search(r'File "(.+)", line (\d+) in (\S+)', line)
+            # the dump is the candidate's text: a line number of 5000 digits made int() raise in the judge, and the
+            # wrong answer that printed it an uncharged env_error (attacker review, 2026-12-01)
+            match = re.search(r'File "(.+)", line (\d{1,9}) in (\S+)', line)
             if match and match.group(1) == candidate_path:
                 number = int(match.group(2))
                 code = lines[number - 1].strip() if 0 < number <= len(lines) else ""

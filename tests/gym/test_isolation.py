@@ -144,10 +144,49 @@ def test_the_bundled_solutions_are_not_visible_inside_the_sandbox():
     level = isolation.available_level().level
     if level == "process":
         pytest.skip("no sandbox on this machine")
-    (solutions,) = isolation.hidden_paths()
+    solutions = isolation.hidden_paths()[0]
     assert any(os.scandir(solutions))  # the host has them
     probe = f"import os; print(len(os.listdir({solutions!r})))"
     cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", probe])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("level", ["uid", "namespace"])
+def test_drks_lock_files_are_out_of_the_sandboxs_sight(monkeypatch, request, level):
+    """With DRK_LOCK_DIR outside /tmp, a candidate could open a GPU lock file read-only and flock it, stalling every
+    evaluation on that GPU (attacker review, 2026-12-01): the locks' directory is empty inside the sandbox."""
+    import tempfile
+
+    from drk.gym import GpuTimingLock
+
+    why = isolation._probe(level)
+    if why is not None:
+        pytest.skip(why)
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("no /var/tmp to put locks outside /tmp")
+    import shutil
+
+    base = tempfile.mkdtemp(dir="/var/tmp", prefix="drk-lock-test-")
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+    monkeypatch.setenv("DRK_LOCK_DIR", base)
+    lock = GpuTimingLock(0)
+    assert lock.acquire(quiet_wait_s=0.1)
+    lock.release()
+    locks = os.path.dirname(lock.path)
+    assert os.path.exists(lock.path) and (os.stat(locks).st_mode & 0o777) == 0o700
+    assert (locks in isolation.hidden_paths(level)) == (level == "namespace")
+    probe = (f"import os, fcntl; print(sorted(os.listdir({locks!r})));\n"
+             f"try:\n    fd = os.open({lock.path!r}, os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('locked')\n"
+             f"except OSError as e:\n    print('refused', e.errno)")
+    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", probe])
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                         env={**isolation.sandbox_env("cpu"), "DRK_LOCK_DIR": base})
+    assert out.returncode == (1 if level == "uid" else 0), out.stderr
+    # namespace level: an empty directory in its place; uid level: another uid cannot enter a 0700 directory
+    expected = ["[]", "refused 2"] if level == "namespace" else []
+    if level == "uid":
+        assert "PermissionError" in out.stderr or "Permission denied" in out.stderr
+    else:
+        assert out.stdout.split("\n")[:2] == expected

@@ -197,3 +197,30 @@ def test_mean_stage_seconds_counts_stages_not_reached_as_zero():
     results = [EvalResult(status="correct", stage_s={"correctness": 2.0, "timing": 1.0}),
                EvalResult(status="incorrect", stage_s={"correctness": 1.0})]
     assert mean_stage_seconds(results) == {"correctness": 1.5, "timing": 0.5}
+
+
+def test_a_source_too_large_once_encoded_is_the_candidates_format_error():
+    """A decoy padded with 190k astral-plane characters fits max_source_chars but not, JSON-encoded with its probe
+    variants, the runners' request limit: it was an uncharged env_error in the probes (attacker review, 2026-12-01)."""
+    from drk.examples import example_candidate
+    from drk.gym import EvalConfig
+    from drk.gym.evaluate import MAX_ENCODED_SOURCE_BYTES, _check_source
+
+    decoy = example_candidate("decoy")
+    padded = decoy + '\n_PAD = "' + "\U0001F600" * 190_000 + '"\n'
+    assert len(padded) < EvalConfig().max_source_chars
+    result = _check_source(padded, EvalConfig())
+    assert result.status == "format_error" and str(MAX_ENCODED_SOURCE_BYTES) in result.error
+    code, _, rewrites = _check_source(decoy + '\n_PAD = "' + "x" * 150_000 + '"\n', EvalConfig())  # ASCII: fits
+    assert "_PAD" in code and rewrites["variant_sources"]
+
+
+def test_verdicts_that_host_load_can_cause_are_not_cached(tmp_path):
+    from drk.gym import EvalResult
+    from drk.gym.cache import ResultCache
+
+    cache = ResultCache(tmp_path)
+    flagged = EvalResult(status="hacked", hacked=True, hack_reasons=["timing_mismatch"], kernel_ms=160.0)
+    assert not cache.put("a" * 64, flagged) and cache.get("a" * 64) is None
+    decoy = EvalResult(status="hacked", hacked=True, hack_reasons=["decoy", "fallback"])
+    assert cache.put("b" * 64, decoy) and cache.get("b" * 64).hack_reasons == ["decoy", "fallback"]
