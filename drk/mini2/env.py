@@ -40,6 +40,15 @@ class VerdictSource(Protocol):
     def verdict(self, problem: Task | str, program: Any) -> Verdict: ...
 
 
+def verdicts_for(source: VerdictSource, problems: Sequence[Task | str], programs: Sequence[Any]) -> list[Verdict]:
+    """One verdict per (problem, program): the source's ``verdict_batch`` where it has one (a live judge judges a
+    batch's new pairs side by side), else one ``verdict`` call each."""
+    batch = getattr(source, "verdict_batch", None)
+    if batch is not None:
+        return batch(problems, programs)
+    return [source.verdict(t, p) for t, p in zip(problems, programs, strict=True)]
+
+
 @dataclass
 class Mini2Format:
     """The prompt/feedback rendering :func:`drk.train.rollout.run_episodes` calls (``drk.chat.PromptFormat``'s
@@ -94,9 +103,7 @@ class Mini2Env:
 
     def __call__(self, problems: Sequence[Task], replies: Sequence[str]) -> list[dict[str, Any]]:
         self.calls += len(replies)
-        batch = getattr(self.verdicts, "verdict_batch", None)  # a live source judges a batch side by side
-        answers = batch(problems, replies) if batch else [self.verdicts.verdict(t, r) for t, r in zip(problems, replies)]
-        return [result_dict(v, hacking_check=self.hacking_check) for v in answers]
+        return [result_dict(v, hacking_check=self.hacking_check) for v in verdicts_for(self.verdicts, problems, replies)]
 
 
 def check_covered(verdicts: VerdictSource, tasks: Sequence[Task]) -> None:

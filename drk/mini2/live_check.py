@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from drk.mini2.config import Mini2Config
-from drk.mini2.env import result_dict
+from drk.mini2.config import Mini2Config, rl_config
+from drk.mini2.env import result_dict, verdicts_for
 from drk.mini2.feedback import feedback_tokens
 from drk.mini2.tasks import Task
 from drk.mini2.verdicts import Verdict
@@ -41,8 +41,7 @@ class RecordingVerdicts:
         return self.verdict_batch([problem], [program])[0]
 
     def verdict_batch(self, problems: Sequence[Task | str], programs: Sequence[Any]) -> list[Verdict]:
-        batch = getattr(self.inner, "verdict_batch", None)
-        answers = batch(problems, programs) if batch else [self.inner.verdict(t, p) for t, p in zip(problems, programs)]
+        answers = verdicts_for(self.inner, problems, programs)
         with self._lock:
             self.answers.extend(answers)
         return answers
@@ -70,7 +69,7 @@ class LiveCheckReport:
 
     @property
     def reproduced(self) -> bool:
-        """Every call judged on the same program got the same status, and the runs made the same number of calls."""
+        """Some calls of the two runs judged the same program, and every one of them got the same status."""
         return self.same_program > 0 and self.status_agree == self.same_program
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,7 +124,7 @@ def live_check(cfg: Mini2Config, variant: str, init: Any, live: Any, *, steps: i
         seconds = time.monotonic() - began
         log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines() if line.strip()]
         runs[name] = (recorder, [float(row.get("rl/reward_mean", float("nan"))) for row in log], seconds)
-    use_pr = "pr" in variant or "prs" in variant
+    use_pr = rl_config(cfg, variant).use_profiling_ratio  # the reward the runs themselves paid
     counts = compare_answers(runs["table"][0].answers, runs["live"][0].answers, use_pr=use_pr)
     live_pairs = len({(v.problem, v.program) for v in runs["live"][0].answers})
     report = LiveCheckReport(steps=steps, table_reward_means=runs["table"][1], live_reward_means=runs["live"][1],
