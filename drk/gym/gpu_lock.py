@@ -39,8 +39,9 @@ def lock_root() -> Path:
     (an attacker review held a read-only host file locked from inside the sandbox for 181 s, 2026-12-01)."""
     root = Path(os.environ.get("DRK_LOCK_DIR") or tempfile.gettempdir()) / "drk-locks"
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if root.stat().st_uid == os.getuid() and root.stat().st_mode & 0o077:
-        root.chmod(0o700)  # made by an older drk with the default mode
+    info = root.stat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        root.chmod(0o700)  # made with a wider mode (an older drk, or a umask that mkdir's mode does not override)
     return root
 
 

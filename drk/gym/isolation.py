@@ -129,9 +129,9 @@ def short_lived_uid() -> int:
 
 def hidden_paths(level: str = "namespace") -> list[str]:
     """Host directories the sandbox sees empty: drk's bundled *solutions* (hand-written kernels of the bundled
-    problems) and drk's lock files (:func:`drk.gym.gpu_lock.lock_root`). The rest of the host is visible read-only (the runner needs the interpreter, the environment and
-    drk); a candidate that could read these would copy the answer for its problem (an attacker review on
-    2026-12-01 read the checkout from inside the sandbox)."""
+    problems) and drk's lock files (:func:`drk.gym.gpu_lock.lock_root`). The rest of the host is visible read-only
+    (the runner needs the interpreter, the environment and drk); a candidate that could read the solutions would
+    copy the answer for its problem (an attacker review on 2026-12-01 read the checkout from inside the sandbox)."""
     solutions = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "problems", "solutions")
     hidden = [solutions] if os.path.isdir(solutions) else []
     # drk's lock files (GPU locks, sandbox uid claims): a candidate that could open one could flock it. Under /tmp or
