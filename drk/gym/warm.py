@@ -418,10 +418,11 @@ class WarmRunners:
             if job is None:
                 return
             key, spare, gpu_lock = job
-            try:
-                finish_gpu_start(spare, gpu_lock)
-            except OSError:
-                spare = None
+            if not self._closed:  # a closed pool's queued spares get no CUDA context: _arrive kills them
+                try:
+                    finish_gpu_start(spare, gpu_lock)
+                except OSError:
+                    spare = None
             self._arrive(key, spare)
 
     def _arrive(self, key: tuple[str, int, str], spare: StartedRunner | None) -> None:

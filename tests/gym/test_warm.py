@@ -151,12 +151,13 @@ def _fake_gpu_starts(monkeypatch, finish_s: float) -> dict:
 
     from drk.gym import warm
 
-    seen = {"active": 0, "most": 0, "on_demand": 0}
+    seen = {"active": 0, "most": 0, "on_demand": 0, "calls": 0}
     lock = threading.Lock()
 
     def finish(started, gpu_lock) -> None:
         with lock:
             seen["active"] += 1
+            seen["calls"] += 1
             seen["most"] = max(seen["most"], seen["active"])
         time.sleep(finish_s)
         with lock:
@@ -292,3 +293,23 @@ def test_an_unknown_spare_contexts_mode_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("DRK_SPARE_CONTEXTS", "parallel")
     with pytest.raises(ValueError, match="DRK_SPARE_CONTEXTS"):
         warm.spare_contexts_mode()
+
+
+def test_a_closed_pools_queued_spares_are_killed_not_started(monkeypatch):
+    """Spares still queued when the pool closes get no GPU start (a starter thread once ran a queued job after the
+    test that queued it had ended, with the real start function: an exception in a daemon thread)."""
+    import time
+
+    seen = _fake_gpu_starts(monkeypatch, finish_s=0.5)
+    spawned: list[_FakeStarted] = []
+    from drk.gym import warm
+
+    monkeypatch.setattr(warm, "spawn_runner", lambda *a, **k: spawned.append(_FakeStarted()) or spawned[-1])
+    runners = WarmRunners(spares=12)  # more than PARALLEL_STARTS: some wait in the queue
+    runners.warm("cuda", 0, "uid")
+    time.sleep(0.2)  # the first PARALLEL_STARTS are starting, the rest queued
+    runners.close()
+    time.sleep(1.5)  # the starts under way end; the queued ones are taken off the queue
+    assert len(spawned) == 12
+    assert seen["calls"] <= warm.PARALLEL_STARTS  # only those under way when it closed were started
+    assert all(s.killed for s in spawned)  # every spare of a closed pool is killed, started or not
