@@ -1,5 +1,6 @@
-"""``python -m drk.mini2 sft|rl|eval|grid|claims|figures``: the mini2 policy's cold start, one RL variant, held-out
-evaluation; the seeds x variants grid of results/mini2/PLAN.md, its claims table and its figures.
+"""``python -m drk.mini2 sft|rl|eval|grid|claims|figures|table``: the mini2 policy's cold start, one RL variant,
+held-out evaluation; the seeds x variants grid of results/mini2/PLAN.md, its claims table and its figures; what a
+verdict table holds.
 
 Settings are a :class:`~drk.mini2.config.Mini2Config`: ``--config FILE`` (YAML/JSON) then ``--set KEY=VALUE``
 overrides, e.g. for the partial verdict table (problems 0-12)::
@@ -26,6 +27,11 @@ once on the table and once judged live by drk.gym (a GPU; no result cache), comp
 status differs)::
 
     python -m drk.mini2 live-check --steps 1 --set train_tasks=0-5 --out runs/mini2_live
+
+What a verdict table holds (statuses per program head, and how many Fast@1.2 rows drk's host-time charge decides,
+:func:`drk.mini2.verdicts.charge_report`), as JSON::
+
+    python -m drk.mini2 table results/mini2/verdicts.csv
 """
 
 from __future__ import annotations
@@ -95,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     claims.add_argument("--out", default="results/mini2/claims.csv")
     claims.add_argument("--n-boot", type=int, default=2000, help="problem-bootstrap resamples")
     claims.add_argument("--seed", type=int, default=0, help="seeds the bootstrap")
+    table = sub.add_parser("table", help="a verdict table's statuses per program head and its charge report (JSON)")
+    table.add_argument("path", nargs="?", default="results/mini2/verdicts.csv")
+    table.add_argument("--fast", type=float, default=1.2, help="the speedup the charge report counts as fast")
     figures = sub.add_parser("figures", help="the grid's figures with bands over seeds")
     figures.add_argument("--runs", required=True, help="the grid's root")
     figures.add_argument("--out", default="results/mini2/figures")
@@ -108,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("claims", "figures"):
             return _analyse(args)
+        if args.command == "table":
+            return _table_report(args)
         cfg = load_config(args.config, args.set)
         if args.command == "grid":
             return _grid(args, cfg)
@@ -164,6 +175,19 @@ def _grid(args, cfg: Mini2Config) -> int:
     for failed in summary.failures:
         print(f"failed: {failed.job}\n{failed.error}", file=sys.stderr)
     return 1 if summary.failures else 0
+
+
+def _table_report(args) -> int:
+    import json
+
+    from drk.mini2.verdicts import charge_report, load_verdicts, summary
+
+    table = load_verdicts(args.path)
+    rows = list(table)
+    print(json.dumps({"rows": len(rows), "git_sha": table.meta.get("git_sha"), "note": table.meta.get("note"),
+                      "statuses": summary(rows), f"charge_report@{args.fast:g}": charge_report(rows, args.fast)},
+                     indent=1))
+    return 0
 
 
 def _live_check(args, cfg: Mini2Config) -> int:

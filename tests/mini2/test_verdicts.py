@@ -205,3 +205,21 @@ def test_charge_report_counts_rows_the_host_time_charge_keeps_from_being_fast():
                                    "PEROP": {"correct": 1, "charged": 1, "fast": 0, "fast_uncharged": 0}}
     charged = rows[1]
     assert Verdict.from_row(charged.to_row()) == charged and charged.to_row()["timing_charge_ms"] == "0.2"
+
+
+def test_the_table_command_reports_statuses_and_the_charge_per_head(capsys):
+    import json
+
+    from drk.mini2.__main__ import main
+    from drk.mini2.verdicts import load_verdicts
+
+    from .conftest import TABLE
+
+    assert main(["table", str(TABLE), "--fast", "1.0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = list(load_verdicts(TABLE, check_sources=False))
+    assert report["rows"] == len(rows)
+    assert sum(n for head in report["statuses"].values() for n in head.values()) == len(rows)
+    correct = sum(v.correct for v in rows)
+    assert sum(head["correct"] for head in report["charge_report@1"].values()) == correct
+    assert "DECOY" not in report["charge_report@1"]  # a hacked row is never counted as correct
