@@ -21,7 +21,8 @@ returns many small files gets only the first few back). Measured 2026-12-01 on o
 in 290 s (~34/min) with the code of that day's morning; with a6803f0 (warm judges, calibration off) 261 pairs in
 718 s (19-23/min: results/gpu/2026-12-01-s14), so the whole table needs ~40 min of GPU, in five calls. While it
 runs, the spare runners' start-up totals (``drk.gym.warm.spare_start_stats``) are printed every ``--stats-every``
-seconds; ``DRK_SPARE_CONTEXTS=batch`` changes how spares create their CUDA contexts (see drk/gym/warm.py).
+seconds (session 15 finished the table: 577 pairs at 21-23/min; ``benchmarks/cache_stages.py`` reads where the time
+went from the cache).
 """
 
 from __future__ import annotations

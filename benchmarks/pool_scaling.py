@@ -8,8 +8,8 @@ a fresh ``Pool(workers)`` and prints evaluations/min, the mean seconds per stage
 ``timing_mismatch`` evidence. If the per-stage times grow with the workers while the rate stays flat, the pool is
 limited by contention (the GPU lock's exclusive sections, CPU, GPU time-slicing), not by start-up. A smaller
 ``--timing-trials``/``--calibration-rounds`` shortens the exclusive sections: the difference it makes says how much
-of the limit is the lock. Each setting also prints the spare runners' start-up totals and the mode of their CUDA
-starts (``DRK_SPARE_CONTEXTS=serial|batch``): run it once with each to compare.
+of the limit is the lock. Each setting also prints the spare runners' start-up totals and how many start at once
+(``drk.gym.warm.parallel_starts``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def main() -> None:
         os.environ.setdefault("TRITON_INTERPRET", "1")
     from drk.gym import EvalConfig, Pool
     from drk.gym.result import mean_stage_seconds
-    from drk.gym.warm import spare_contexts_mode, spare_start_stats
+    from drk.gym.warm import parallel_starts, spare_start_stats
     from drk.mini2.render import render
     from drk.mini2.verdicts import measure_config, select_tasks, table_pairs
 
@@ -66,13 +66,13 @@ def main() -> None:
                "timing_mismatch": sum("timing_mismatch" in (r.hack_reasons or []) for r in results),
                "env_errors": sum(r.env_error for r in results),
                "timing_charge_ms": [r.timing_charge_ms for r in results if r.timing_charge_ms],
-               "spare_contexts": spare_contexts_mode(),
+               "parallel_starts": parallel_starts(2 * workers),
                "spare_starts": {k: round(v, 2) for k, v in sorted(spare_start_stats().items())}}
         rows.append(row)
         print(f"workers {workers}: {row['evals_per_min']:.1f} evaluations/min over {len(jobs)} pairs; stages (s) "
               f"{row['stage_s']}; statuses {row['statuses']}; timing_mismatch {row['timing_mismatch']}; "
-              f"env errors {row['env_errors']}; charged {len(row['timing_charge_ms'])}; spare contexts "
-              f"{row['spare_contexts']}: {row['spare_starts']}", flush=True)
+              f"env errors {row['env_errors']}; charged {len(row['timing_charge_ms'])}; spares "
+              f"({row['parallel_starts']} start at once): {row['spare_starts']}", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"config": config.to_dict(), "rows": rows}, indent=1))
 

@@ -23,7 +23,6 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,11 +94,24 @@ class StartedRunner:
 
 #: Seconds a spare may take to import torch and Triton, and then to create its CUDA context, before it is dropped.
 SPARE_IMPORT_S, SPARE_GPU_START_S = 120.0, 60.0
-#: Spares whose start-up (imports, CUDA context) runs at once; the rest queue behind them.
+#: Spares whose start-up (imports, CUDA context, the profiler's warm-up) runs at once, at least; a pool that reserves
+#: more spares gets more (:func:`parallel_starts`). The rest queue behind them.
 PARALLEL_STARTS = 4
 #: Seconds :meth:`WarmRunners.take` waits for a spare already starting before it starts one of its own (two
 #: start-ups side by side take longer than one: waiting for the one under way is never slower).
 TAKE_WAIT_S = 120.0
+
+
+def parallel_starts(spares: int) -> int:
+    """How many spares start at once for a reservation of ``spares``: :data:`PARALLEL_STARTS`, or up to one per
+    two host CPUs when more spares are wanted.
+
+    Why more: a start is ~0.6 s for the CUDA context (one at a time) and then ~5 s of the profiler's host start-up;
+    with 4 at once spares arrived at ~43 a minute, two per evaluation, and a pool of 8 on an H200 waited 15.6 s of its
+    21.8 s per evaluation for runners (results/gpu/2026-12-01-s15). Why a cap: each start is a process doing host
+    work beside the evaluations being judged.
+    """
+    return max(PARALLEL_STARTS, min(spares, (os.cpu_count() or 2) // 2))
 
 
 def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) -> StartedRunner:
@@ -164,18 +176,13 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     began = time.monotonic()
     wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_IMPORT_S, max_blob_bytes=0)  # imported
     imported = time.monotonic()
-    if spare_contexts_mode() == "batch":
-        _batch_for(gpu_lock).create(handle, gpu_lock)
-    else:
-        # One CUDA context created at a time per GPU: a timing waits for every shared holder in flight, and
-        # contexts created side by side on a busy host, each in a hold of its own, held it for seconds, stalling
-        # every evaluation on the GPU behind them (a pool of 8 fell from ~34 to ~14 evaluations/min, H200
-        # 2026-12-01). Imports still run side by side.
-        with _context_creation(gpu_lock):
-            entry = _ContextEntry(handle)
-            _contexts_in_one_hold(gpu_lock, lambda: [entry])
-        if entry.error is not None:
-            raise entry.error
+    # One CUDA context created at a time per GPU: a timing waits for every shared holder in flight, and contexts
+    # created side by side on a busy host, each in a hold of its own, held it for seconds, stalling every evaluation
+    # on the GPU behind them (a pool of 8 fell from ~34 to ~14 evaluations/min, H200 2026-12-01). Creating every
+    # waiting spare's context in one shared hold was tried and gained nothing: spares rarely wait together (1.12-1.16
+    # contexts per hold, 21-23 evaluations/min either way; results/gpu/2026-12-01-s15). Imports run side by side.
+    with _context_creation(gpu_lock):
+        _create_context(handle, gpu_lock)
     created = time.monotonic()
     hello, _ = wire.recv_frame(handle.from_runner, deadline=time.monotonic() + SPARE_GPU_START_S, max_blob_bytes=0)
     if hello.get("op") != "hello":
@@ -184,120 +191,31 @@ def _gpu_start(handle: RunnerHandle, gpu_lock: Any) -> None:
     _count(import_wait_s=imported - began, context_wait_s=created - imported, hello_wait_s=time.monotonic() - created)
 
 
-#: How spares create their CUDA contexts, from ``DRK_SPARE_CONTEXTS``: ``serial`` (default) one at a time, each in a
-#: shared hold of the GPU lock of its own; ``batch``: every spare that is ready when the lock is next free of timings
-#: creates its context then, side by side with the others, in one shared hold. A pool of 8 takes ~46 runners/min
-#: and its evaluations spent ~15 s each outside the judge with ``serial``, most likely waiting for them (H200,
-#: 2026-12-01, results/gpu/2026-12-01-s14; ``stage_s["runners"]`` measures it since): each context waits for a gap
-#: between timings. ``batch`` pays that wait once per
-#: batch; whether its longer holds cost the timings more is what ``benchmarks/pool_scaling.py`` compares.
-SPARE_CONTEXT_MODES = ("serial", "batch")
-
-
-def spare_contexts_mode() -> str:
-    mode = os.environ.get("DRK_SPARE_CONTEXTS", "serial")
-    if mode not in SPARE_CONTEXT_MODES:
-        raise ValueError(f"DRK_SPARE_CONTEXTS={mode!r}: choose one of {SPARE_CONTEXT_MODES}")
-    return mode
-
-
-@dataclass
-class _ContextEntry:
-    """One spare waiting to create its CUDA context; ``error`` is its own failure (others of its batch go on)."""
-
-    handle: RunnerHandle
-    done: bool = False
-    error: Exception | None = None
-
-
-def _contexts_in_one_hold(gpu_lock: Any, take: Callable[[], list[_ContextEntry]]) -> list[_ContextEntry]:
-    """Hold the GPU lock shared once; ``take()`` (called once it is held, so spares that became ready while this
-    waited join) gives the spares whose contexts are created in it, side by side: every ``init`` is sent before any
-    ``gpu_ready`` is read."""
+def _create_context(handle: RunnerHandle, gpu_lock: Any) -> None:
+    """Let a gated runner create its CUDA context while this holds the GPU lock shared (so no timing is under way)."""
     from drk.gym.gpu_lock import gpu_shared
 
     asked = time.monotonic()
     with gpu_shared(gpu_lock):  # the profiler's (host) start-up runs after, outside it
         held = time.monotonic()
-        entries = take()
-        deadline = held + SPARE_GPU_START_S
-        for entry in entries:
-            try:
-                wire.send_frame(entry.handle.to_runner, {"op": "init"})
-            except (wire.WireError, OSError) as exc:
-                entry.error = wire.WireError(f"could not ask for its CUDA start: {exc}")
-        for entry in entries:
-            if entry.error is not None:
-                continue
-            try:
-                ready, _ = wire.recv_frame(entry.handle.from_runner, deadline=deadline, max_blob_bytes=0)
-                if ready.get("op") != "gpu_ready":
-                    raise wire.WireError(f"expected gpu_ready, got {str(ready.get('op'))[:40]!r}")
-            except (wire.WireError, OSError) as exc:
-                entry.error = exc if isinstance(exc, wire.WireError) else wire.WireError(str(exc))
-    _count(holds=1, contexts=len(entries), lock_wait_s=held - asked, hold_s=time.monotonic() - held)
-    return entries
-
-
-class _ContextBatch:
-    """``batch`` mode's meeting point for one GPU: the first spare to arrive leads (waits for the lock, then
-    creates every waiting spare's context in one hold); the ones that arrive meanwhile are created with it."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._waiting: list[_ContextEntry] = []
-        self._leading = False
-
-    def create(self, handle: RunnerHandle, gpu_lock: Any) -> None:
-        entry = _ContextEntry(handle)
-        with self._cond:
-            self._waiting.append(entry)
-            while self._leading and not entry.done:
-                self._cond.wait()
-            if not entry.done:
-                self._leading = True
-        if not entry.done:
-            batch: list[_ContextEntry] = []
-
-            def take() -> list[_ContextEntry]:
-                with self._cond:
-                    batch.extend(self._waiting)
-                    self._waiting.clear()
-                return batch
-
-            try:
-                _contexts_in_one_hold(gpu_lock, take)
-            except BaseException:
-                for taken in batch:  # none of them is known to have a context: each start fails, none hangs
-                    taken.error = taken.error or wire.WireError("the batch's CUDA start failed")
-                raise
-            finally:
-                with self._cond:
-                    if entry not in batch and entry in self._waiting:  # failed before it took the batch
-                        self._waiting.remove(entry)
-                        entry.error = entry.error or wire.WireError("the GPU lock could not be held")
-                    for taken in batch:
-                        taken.done = True
-                    self._leading = False
-                    self._cond.notify_all()
-        if entry.error is not None:
-            raise entry.error
-
-
-_batches: dict[str, _ContextBatch] = defaultdict(_ContextBatch)
-_batches_lock = threading.Lock()
-
-
-def _batch_for(gpu_lock: Any) -> _ContextBatch:
-    with _batches_lock:
-        return _batches[getattr(gpu_lock, "path", "")]
+        try:
+            wire.send_frame(handle.to_runner, {"op": "init"})
+        except (wire.WireError, OSError) as exc:
+            raise wire.WireError(f"could not ask for its CUDA start: {exc}") from None
+        try:
+            ready, _ = wire.recv_frame(handle.from_runner, deadline=held + SPARE_GPU_START_S, max_blob_bytes=0)
+        except OSError as exc:
+            raise wire.WireError(str(exc)) from None
+        if ready.get("op") != "gpu_ready":
+            raise wire.WireError(f"expected gpu_ready, got {str(ready.get('op'))[:40]!r}")
+    _count(contexts=1, lock_wait_s=held - asked, hold_s=time.monotonic() - held)
 
 
 _creation_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
 
 
 def _context_creation(gpu_lock: Any) -> threading.Lock:
-    """This process's mutex for creating CUDA contexts on the GPU of ``gpu_lock`` (``serial`` mode)."""
+    """This process's mutex for creating CUDA contexts on the GPU of ``gpu_lock``."""
     return _creation_locks[getattr(gpu_lock, "path", "")]
 
 
@@ -312,7 +230,7 @@ def _count(**amounts: float) -> None:
 
 
 def spare_start_stats(reset: bool = False) -> dict[str, float]:
-    """Totals over this process's gated spare starts: ``contexts`` created in ``holds`` shared holds of the GPU lock,
+    """Totals over this process's gated spare starts: ``contexts`` created (each in a shared hold of the GPU lock),
     seconds waiting for the lock (``lock_wait_s``) and inside it (``hold_s``), and per spare the waits for its
     imports, its context (lock wait and hold) and its hello (the profiler's start-up). Where a pool's runners come
     from, for the benchmarks."""
@@ -336,13 +254,12 @@ class WarmRunners:
     :meth:`take` returns a spare that is still alive (or waits for one being started, or starts one) and asks for
     its replacement at once, so the next evaluation's runner starts while this one runs. Spares are *spawned* by one
     long-lived thread: bubblewrap's ``--die-with-parent`` follows the *thread* that started a process, and a pool's
-    worker threads end with their batch. Their start-ups (imports, CUDA context) then run side by side, up to
-    :data:`PARALLEL_STARTS` at once: one start at a time capped a pool of 8 at ~22 evaluations/min on an H200
-    (each evaluation takes two runners). ``spares=0`` starts every runner on demand.
+    worker threads end with their batch. Their start-ups (imports, CUDA context, profiler) then run side by side, up
+    to :func:`parallel_starts` of the reservation at once (each evaluation takes two runners, and a pool of 8 waited
+    for them). ``spares=0`` starts every runner on demand.
     """
 
     def __init__(self, spares: int = DEFAULT_SPARES) -> None:
-        spare_contexts_mode()  # a bad DRK_SPARE_CONTEXTS is the caller's clear error, not a starter thread's death
         self.spares = spares
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
@@ -353,7 +270,16 @@ class WarmRunners:
         self._to_finish: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._starter = threading.Thread(target=self._spawn_spares, name="drk-warm-runners", daemon=True)
         self._starter.start()
-        for i in range(PARALLEL_STARTS):  # daemons: a start-up under way never delays the caller's exit
+        self.finishers = 0  # threads finishing spares' start-ups (:func:`parallel_starts` of the reservation)
+        self._add_finishers(parallel_starts(spares))
+
+    def _add_finishers(self, wanted: int) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            new = range(self.finishers, wanted)
+            self.finishers = max(self.finishers, wanted)
+        for i in new:  # daemons: a start-up under way never delays the caller's exit
             threading.Thread(target=self._finish_spares, name=f"drk-runner-start-{i}", daemon=True).start()
 
     def take(self, device: str, gpu_index: int, level: str, wait_s: float = TAKE_WAIT_S) -> StartedRunner:
@@ -384,6 +310,7 @@ class WarmRunners:
         """Keep at least ``n`` spares per key from now on (a pool of ``n`` workers wants ``n`` ready runners)."""
         with self._lock:
             self.spares = max(self.spares, n)
+        self._add_finishers(parallel_starts(self.spares))
 
     def warm(self, device: str, gpu_index: int, level: str) -> None:
         """Start spares for this key now (in the background), before the first evaluation asks for one."""
@@ -442,7 +369,9 @@ class WarmRunners:
             self._idle.clear()
             self._arrived.notify_all()
         self._requests.put(None)
-        for _ in range(PARALLEL_STARTS):
+        with self._lock:
+            finishers = self.finishers
+        for _ in range(finishers):
             self._to_finish.put(None)
         for runner in idle:
             runner.kill()
