@@ -28,6 +28,7 @@ from drk.device import cuda_available
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The committed logs of the mini experiment (drk.mini, run on an H200): the training figures' default data.
 MINI_RESULTS = str(REPO_ROOT / "results" / "mini")
+MINI2_CURVES = str(REPO_ROOT / "results" / "mini2" / "curves")  # the mini2 grid's export (python -m drk.mini2 export)
 
 
 
@@ -90,8 +91,9 @@ def plan(out: Path, figures: Path, device: str) -> list[Run]:
         Run("04_evaluation_and_tts.ipynb", "04", {**common, "results_dir": ours, "quick": True},
             {**common, "results_dir": ours, "quick": False}),
         Run("05_figures_and_tables.ipynb", "05",
-            {"out_dir": figs, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS},
             {"out_dir": figs, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS,
+             "mini2_runs_dir": MINI2_CURVES},
+            {"out_dir": figs, "our_results_dir": ours, "training_logs_dir": MINI_RESULTS, "mini2_runs_dir": MINI2_CURVES,
              "rerun_mini": device != "cpu" and cuda_available()}),
     ]
     return runs

@@ -2,7 +2,7 @@
 
 import pytest
 
-from drk.reproduce import EXPECTED_FIGURES, MINI_RESULTS, main, missing_outputs, plan
+from drk.reproduce import EXPECTED_FIGURES, MINI2_CURVES, MINI_RESULTS, main, missing_outputs, plan
 
 
 def test_plan_covers_every_notebook_and_plots_the_committed_mini_runs(tmp_path):
@@ -10,6 +10,7 @@ def test_plan_covers_every_notebook_and_plots_the_committed_mini_runs(tmp_path):
     assert {r.notebook[:2] for r in runs} == {"01", "02", "03", "04", "05"}
     (figures,) = [r for r in runs if r.notebook.startswith("05")]
     assert figures.quick["training_logs_dir"] == MINI_RESULTS and figures.full["rerun_mini"] is False  # CPU
+    assert figures.quick["mini2_runs_dir"] == figures.full["mini2_runs_dir"] == MINI2_CURVES  # the committed export
     from drk.mini import DEFAULT_VARIANTS, TRAINING_RUNS
 
     assert set(DEFAULT_VARIANTS) <= set(TRAINING_RUNS)

@@ -271,16 +271,17 @@ def make_mini_summary(out_dir, mini_dir) -> list[Path]:
 
 
 def make_mini2_figures(out_dir, runs_dir, setting: str = "main") -> list[Path]:
-    """mini2's figures with bands over seeds (:mod:`drk.figures.mini2`) from a grid's tree
-    (:mod:`drk.mini2.runs`), as ``mini2_<setting>_*``; nothing when ``runs_dir`` is None or has no finished run."""
+    """mini2's figures with bands over seeds (:mod:`drk.figures.mini2`) from a grid's tree or its export
+    (:mod:`drk.mini2.runs`; the committed ``results/mini2/curves``), as ``mini2_<setting>_*``; nothing when
+    ``runs_dir`` is None or has no finished run."""
     from drk.figures import mini2
     from drk.mini2.runs import load_stts, load_training
 
     if runs_dir is None or not Path(runs_dir).is_dir():
         return []
     log, stts = load_training(runs_dir, setting), load_stts(runs_dir, setting)
-    source = (f"Mean over seeds, band: 95 % t-interval of the mean. Data: {display_path(runs_dir)}/{setting} "
-              "(drk.mini2.runs).")
+    source = (f"Mean over seeds, band: 95 % t-interval of the mean. Data: {display_path(runs_dir)}, setting "
+              f"{setting} (drk.mini2.runs).")
     made = []
     for stem, plot, title in (
         ("estimators", mini2.plot_estimators, "TRLOO vs GRPO: training reward and held-out Fast@1.2 vs RL step."),

@@ -1,4 +1,4 @@
-"""``python -m drk.mini2 sft|rl|eval|grid|claims|figures|table``: the mini2 policy's cold start, one RL variant,
+"""``python -m drk.mini2 sft|rl|eval|grid|claims|figures|export|table``: the mini2 policy's cold start, one RL variant,
 held-out evaluation; the seeds x variants grid of results/mini2/PLAN.md, its claims table and its figures; what a
 verdict table holds.
 
@@ -21,6 +21,7 @@ The grid (:mod:`drk.mini2.experiment`; resumable: run the same command again to 
         --set table=results/mini2/verdicts_part1.csv --set train_tasks=0-9 --set heldout_tasks=10-12
     python -m drk.mini2 claims --runs runs/m2grid --out results/mini2/claims.csv
     python -m drk.mini2 figures --runs runs/m2grid --out results/mini2/figures
+    python -m drk.mini2 export --runs runs/m2grid --out results/mini2/curves   # what the figures read, committed
 
 The check that the table is a cache, not a model (:mod:`drk.mini2.live_check`): the same run from the same checkpoint,
 once on the table and once judged live by drk.gym (a GPU; no result cache), compared call by call (exit 1 if a
@@ -104,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     table = sub.add_parser("table", help="a verdict table's statuses per program head and its charge report (JSON)")
     table.add_argument("path", nargs="?", default="results/mini2/verdicts.csv")
     table.add_argument("--fast", type=float, default=1.2, help="the speedup the charge report counts as fast")
+    export = sub.add_parser("export", help="what the figures read from a grid, as small files to commit")
+    export.add_argument("--runs", required=True, help="the grid's root")
+    export.add_argument("--out", default="results/mini2/curves")
     figures = sub.add_parser("figures", help="the grid's figures with bands over seeds")
     figures.add_argument("--runs", required=True, help="the grid's root")
     figures.add_argument("--out", default="results/mini2/figures")
@@ -115,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "export":
+            from drk.mini2.runs import export_curves
+
+            for path in export_curves(args.runs, args.out):
+                print(f"[mini2 export] -> {path}")
+            return 0
         if args.command in ("claims", "figures"):
             return _analyse(args)
         if args.command == "table":

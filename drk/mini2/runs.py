@@ -69,13 +69,48 @@ def settings_in(root: str | Path) -> list[str]:
     return sorted({r.setting for r in finished_runs(root)})
 
 
+#: The training-log metrics the figures draw (:mod:`drk.figures.mini2`); an export keeps these and every held-out one.
+FIGURE_TRAINING_METRICS: tuple[str, ...] = ("rl/reward_mean", "mini2/hack_evidence_rate", "rl/mrs_masked_frac",
+                                            "grad_norm")
+
+
+def curves_path(root: str | Path, setting: str) -> Path:
+    return Path(root) / f"curves_{setting}.csv.gz"
+
+
+def stts_path(root: str | Path, setting: str) -> Path:
+    return Path(root) / f"stts_{setting}.csv"
+
+
+def export_curves(root: str | Path, out_dir: str | Path) -> list[Path]:
+    """What the figures read from a grid's tree, per setting, as small files that can be committed (the tree is
+    ~60 MB of logs and checkpoints): ``curves_<setting>.csv.gz`` (:func:`load_training`'s table, the
+    :data:`FIGURE_TRAINING_METRICS` and every held-out metric) and ``stts_<setting>.csv`` (:func:`load_stts`'s).
+    :func:`load_training` and :func:`load_stts` read such a folder in place of the tree."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for setting in settings_in(root):
+        log = load_training(root, setting)
+        keep = log["metric"].isin(FIGURE_TRAINING_METRICS) | log["metric"].str.startswith("heldout/")
+        log[keep].to_csv(curves_path(out_dir, setting), index=False, float_format="%.6g")
+        load_stts(root, setting).to_csv(stts_path(out_dir, setting), index=False, float_format="%.6g")
+        written += [curves_path(out_dir, setting), stts_path(out_dir, setting)]
+    if not written:
+        raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
+    return written
+
+
 def load_training(root: str | Path, setting: str = "main") -> pd.DataFrame:
     """The finished runs of one setting as one tidy table: ``variant, seed, step, metric, value``.
 
     Training metrics are ``log.jsonl``'s (one row per step: ``rl/reward_mean``, ``grad_norm``,
     ``mini2/hack_evidence_rate``, ...); held-out points are ``heldout/<metric>`` (``heldout/fast@1.2/turn3``, ...)
-    at their steps (0 = the SFT policy). Non-numeric and missing values are dropped.
+    at their steps (0 = the SFT policy). Non-numeric and missing values are dropped. ``root`` is a grid's tree, or
+    a folder written by :func:`export_curves` (then only the metrics it kept).
     """
+    if curves_path(root, setting).is_file():
+        return pd.read_csv(curves_path(root, setting))
     frames = []
     for run in finished_runs(root, setting):
         wide = pd.DataFrame(read_jsonl(run.path / "log.jsonl"))
@@ -95,7 +130,10 @@ def load_stts(root: str | Path, setting: str = "main") -> pd.DataFrame:
     """The finished STTS evaluations of one setting: ``seed, context, turn, mode, p, value``.
 
     ``mode`` is ``last`` (the answer at turn t) or ``best`` (best of turns <= t); ``p`` the Fast@p threshold.
+    ``root`` is a grid's tree or a folder written by :func:`export_curves`.
     """
+    if stts_path(root, setting).is_file():
+        return pd.read_csv(stts_path(root, setting))
     rows = []
     for path in sorted((Path(root) / setting / "trloo").glob("seed*/stts")):
         if not is_done(path):

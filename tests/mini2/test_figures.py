@@ -75,3 +75,25 @@ def test_make_mini2_figures_writes_every_figure(tree, tmp_path):
     pngs = sorted(p.name for p in paths if p.suffix == ".png")
     assert pngs == [f"mini2_main_{n}.png" for n in ("estimators", "hacking_check", "mrs", "prs", "stts", "turns")]
     assert make_mini2_figures(tmp_path / "none", None) == []
+
+
+def test_an_export_draws_the_same_figures_from_small_files(tree, tmp_path):
+    """The committed results/mini2/curves stand in for the ~60 MB grid tree: the readers give the figures' metrics
+    and the STTS table unchanged, and the figures are the same set."""
+    from drk.mini2.__main__ import main
+    from drk.mini2.runs import FIGURE_TRAINING_METRICS, load_stts, load_training
+
+    out = tmp_path / "curves"
+    assert main(["export", "--runs", str(tree), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["curves_main.csv.gz", "stts_main.csv"]
+    full, small = load_training(tree), load_training(out)
+    kept = full[full["metric"].isin(FIGURE_TRAINING_METRICS) | full["metric"].str.startswith("heldout/")]
+    assert len(small) == len(kept) > 0 and set(small["metric"]) == set(kept["metric"])
+    key = ["variant", "seed", "step", "metric"]
+    merged = kept.merge(small, on=key, suffixes=("", "_export"))
+    assert len(merged) == len(kept) and np.allclose(merged["value"], merged["value_export"], rtol=1e-5)
+    stts_full, stts_small = load_stts(tree), load_stts(out)
+    assert len(stts_small) == len(stts_full) and np.allclose(stts_small["value"], stts_full["value"], rtol=1e-5)
+    from_tree = sorted(p.name for p in make_mini2_figures(tmp_path / "a", tree) if p.suffix == ".png")
+    assert sorted(p.name for p in make_mini2_figures(tmp_path / "b", out) if p.suffix == ".png") == from_tree
+    assert main(["export", "--runs", str(tmp_path / "a"), "--out", str(tmp_path / "c")]) == 2  # no runs: clear error
