@@ -171,16 +171,39 @@ def make_fig2_left(out_dir, ours=None) -> list[Path]:
     return _save(fig, out_dir, "fig2_left_hacking_check", caption, frame)
 
 
+#: The mini2 problem whose H200 decoy / lazy / fused verdicts Figure 10 shows (the first of the table, not chosen by
+#: its outcome).
+FIG10_MINI2_PROBLEM = "m2_00_GELU_SubMean_Tanh_Bias"
+
+
+def h200_profiling_cases(mini2_table=None) -> pd.DataFrame:
+    """Figure 10's cases measured on our H200 and committed: the bundled suite's lazy and fused solutions of
+    ``L2/01_Matmul_Bias_ReLU`` (``drk/problems/gpu_results.csv``) and the decoy / lazy / best fused programs of one
+    mini2 problem (``results/mini2/verdicts.csv``, :data:`FIG10_MINI2_PROBLEM`), each with its own ``source``."""
+    from drk.mini2.verdicts import load_verdicts, profiling_cases
+    from drk.problems import suite_profiling_cases
+
+    table = mini2_table or Path(__file__).resolve().parents[2] / "results" / "mini2" / "verdicts.csv"
+    suite = pd.DataFrame(suite_profiling_cases()).assign(source="ours H200: suite L2/01")
+    mini2 = pd.DataFrame(profiling_cases(load_verdicts(table, check_sources=False), FIG10_MINI2_PROBLEM))
+    return pd.concat([suite, mini2.assign(source="ours H200: mini2 m2_00")], ignore_index=True)
+
+
 def make_fig10(out_dir, ours=None) -> list[Path]:
-    """Figure 2 (right) / Figure 10: profiling ratio and speedup, paper cases beside ours when measured."""
+    """Figure 2 (right) / Figure 10: profiling ratio and speedup, the paper's cases beside our committed H200 ones
+    (:func:`h200_profiling_cases`) and ``ours`` when measured (notebook 04's, on this machine)."""
     data = paper.load_fig10_examples()
     ours_csv = Path(ours) / "profiling_cases.csv" if ours is not None else None
-    frames = [data.frame] + ([pd.read_csv(ours_csv)] if ours_csv is not None and ours_csv.is_file() else [])
+    frames = [data.frame, h200_profiling_cases()]
+    if ours_csv is not None and ours_csv.is_file():
+        frames.append(pd.read_csv(ours_csv).assign(source="ours: this run"))
     frame = pd.concat(frames, ignore_index=True)
     fig, _ = plot_profiling_examples(frame)
-    caption = f"Figure 10 / 2 (right): profiling ratio and speedup per candidate. Paper: {data.source}"
-    if len(frames) > 1:
-        caption += f" Ours: {display_path(ours_csv)} (drk.gym on our bundled decoy/lazy/fused candidates)."
+    caption = (f"Figure 10 / 2 (right): profiling ratio (log axis) and speedup per candidate. Paper: {data.source} "
+               "Ours H200: drk/problems/gpu_results.csv (bundled L2/01 lazy and fused solutions, drk timing) and "
+               f"results/mini2/verdicts.csv ({FIG10_MINI2_PROBLEM}: DECOY, LAZY and its fastest FUSE program).")
+    if len(frames) > 2:
+        caption += f" Ours, this run: {display_path(ours_csv)} (drk.gym on our bundled decoy/lazy/fused candidates)."
     return _save(fig, out_dir, "fig10_profiling_examples", caption, frame)
 
 

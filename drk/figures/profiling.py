@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
+from matplotlib.transforms import blended_transform_factory
 
-from drk.figures._util import new_axes_row, percent_axis
+from drk.figures._util import new_axes_row
 from drk.figures.style import PALETTE
 
 _SOURCE_COLORS = {"paper": PALETTE[0], "ours": PALETTE[1]}
@@ -38,22 +40,38 @@ def plot_profiling_examples(df: pd.DataFrame, ax=None):
             rows = df[df["source"] == source].set_index("case").reindex(cases)
             values = pd.to_numeric(rows[column], errors="coerce")
             x = np.arange(len(cases)) + (j - (len(sources) - 1) / 2) * width
-            keep = values.notna().to_numpy()
+            # a share of 0 (a decoy's kernel never ran) has no bar on the log axis: labelled instead
+            keep = (values.notna() & (values > 0 if column == "coverage" else True)).to_numpy()
             bars = axis.bar(x[keep], values[keep].to_numpy(float), width, color=colors[source])
-            axis.bar_label(bars, labels=[fmt(v) for v in values[keep]], fontsize=6, padding=1)
+            status = rows["status"] if "status" in rows else pd.Series("correct", index=rows.index)
+            axis.bar_label(bars, labels=[fmt(v) + ("" if status.get(c) in ("correct", None) or pd.isna(status.get(c))
+                                                   else f"\n{status.get(c)}") for c, v in values[keep].items()],
+                           fontsize=6, padding=1)  # a hacked candidate's measured speedup says so
+            at_bottom = blended_transform_factory(axis.transData, axis.transAxes)  # y = 0 has no place on a log axis
             for xi, case in zip(x[~keep], values.index[~keep], strict=True):
-                axis.text(xi, 0, _missing_label(rows, case), ha="center", va="bottom", fontsize=6, color="0.4")
+                axis.text(xi, 0.01, _missing_label(rows, case), ha="center", va="bottom", fontsize=6, color="0.4",
+                          transform=at_bottom)
         axis.set_xticks(np.arange(len(cases)), [c.replace("_", "\n") for c in cases])
         axis.set_ylabel(label)
         axis.set_xlim(-0.5, len(cases) - 0.5)
         axis.margins(y=0.15)
-    percent_axis(axes[0])
+    axes[0].set_yscale("log")  # a lazy candidate's share is 1e-4..1e-2 of the GPU time: invisible on a linear axis
+    axes[0].set_ylim(top=3.0)
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:g}%"))
     axes[1].axhline(1.0, color="0.5", linewidth=0.8, linestyle=":")
-    axes[0].legend(handles=[Patch(color=c, label=s) for s, c in colors.items()], frameon=False, loc="upper left")
+    top = pd.to_numeric(df["speedup"], errors="coerce").max()
+    if top == top:  # headroom for the legend above the tallest bar
+        axes[1].set_ylim(0, 1.45 * top)
+    axes[1].legend(handles=[Patch(color=c, label=s) for s, c in colors.items()], frameon=False, loc="upper left",
+                   fontsize=6)
     return fig, axes
 
 
 def _missing_label(rows: pd.DataFrame, case: str) -> str:
-    """Text for a missing bar: the candidate's status when it failed (e.g. "hacked"), else "n/a"."""
+    """Text for a missing bar: the candidate's status when it failed (e.g. "hacked"), "0%" for a measured share of
+    zero, else "n/a"."""
     status = rows["status"].get(case) if "status" in rows else None
-    return str(status) if isinstance(status, str) and status != "correct" else "n/a"
+    if isinstance(status, str) and status != "correct":
+        return status
+    coverage = pd.to_numeric(pd.Series([rows["coverage"].get(case)]), errors="coerce").iloc[0]
+    return "0%" if coverage == 0 else "n/a"

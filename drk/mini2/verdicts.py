@@ -420,6 +420,22 @@ def charge_report(verdicts: Iterable[Verdict], fast: float = 1.2) -> dict[str, d
     return dict(sorted(report.items()))
 
 
+def profiling_cases(table: VerdictTable, problem: str) -> list[dict[str, Any]]:
+    """Figure 10's three cases for one problem of a measured table, as rows for
+    :func:`drk.figures.profiling.plot_profiling_examples`: ``decoy`` (the DECOY program), ``lazy_optimization``
+    (LAZY) and ``better_fusion`` (the fastest correct FUSE program of that problem: the best fusion the language
+    offers, chosen by the measured speedup)."""
+    rows = [v for v in table if v.problem == problem]
+    if not rows:
+        raise KeyError(f"no verdict for problem {problem!r} in the table")
+    fused = [v for v in rows if v.program.split()[0] == "FUSE" and v.correct and v.speedup is not None]
+    cases = {"decoy": next(v for v in rows if v.program == "DECOY"),
+             "lazy_optimization": next(v for v in rows if v.program == "LAZY"),
+             "better_fusion": max(fused, key=lambda v: v.speedup)}
+    return [{"case": case, "status": v.status, "speedup": v.speedup, "coverage": v.coverage, "program": v.program,
+             "reference_runtime_ms": v.ref_ms, "kernel_runtime_ms": v.kernel_ms} for case, v in cases.items()]
+
+
 def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     """Counts by program head and status (for the build's printout and quick checks)."""
     table: dict[str, dict[str, int]] = {}
@@ -432,5 +448,5 @@ def summary(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     return table
 
 
-__all__ = ["COLUMNS", "NOT_PROGRAM_EVIDENCE", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "charge_report", "invalid_verdict", "load_verdicts",
+__all__ = ["COLUMNS", "NOT_PROGRAM_EVIDENCE", "LiveVerdicts", "Verdict", "VerdictTable", "build_verdicts", "charge_report", "invalid_verdict", "load_verdicts", "profiling_cases",
            "merge_tables", "provenance", "run_build", "select_tasks", "summary", "table_pairs", "verdict_from_result", "write_table"]

@@ -65,6 +65,21 @@ def load_gpu_results(path: str | Path = GPU_RESULTS):
     return frame
 
 
+def suite_profiling_cases(label: str = "L2/01_Matmul_Bias_ReLU", policy: str = "drk") -> list[dict]:
+    """Figure 10's lazy and fused cases of one bundled problem from the shipped GPU measurements
+    (:func:`load_gpu_results`), as rows for :func:`drk.figures.profiling.plot_profiling_examples`; the suite has no
+    decoy (a decoy is not a solution)."""
+    frame = load_gpu_results()
+    rows = frame[(frame["label"] == label) & (frame["timing_policy"] == policy)]
+    names = {"lazy": "lazy_optimization", "fused": "better_fusion"}
+    out = [{"case": names[r.kind], "status": r.status, "speedup": r.speedup, "coverage": r.coverage,
+            "reference_runtime_ms": r.ref_ms, "kernel_runtime_ms": r.kernel_ms}
+           for r in rows.itertuples() if r.kind in names]
+    if not out:
+        raise KeyError(f"no {policy!r} measurement of {label!r} in {GPU_RESULTS}")
+    return out
+
+
 def timing_policy_fast_p(frame, ps=(1.0, 1.2, 1.5, 2.0)):
     """Fast@p of the measured solutions per timing policy, overall and per level (issue 6's comparison).
 

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -63,6 +64,8 @@ def test_make_all_with_our_results(tmp_path, training_log):
     assert "my-model" not in (tmp_path / "figs" / "table2_fast_p_torch_compile.md").read_text()
     make_fig10(out, ours), make_fig2_left(out, ours), make_mini_summary(out, ours)
     assert "profiling_cases.csv" in (out / "fig10_profiling_examples.txt").read_text()
+    fig10 = pd.read_csv(out / "fig10_profiling_examples.csv")
+    assert set(fig10["source"]) == {"paper", "ours H200: suite L2/01", "ours H200: mini2 m2_00", "ours: this run"}
     for written in out.iterdir():  # captions and table headers name our data without this machine's paths
         if written.suffix in (".txt", ".md", ".tex"):
             assert str(tmp_path) not in written.read_text(), written.name
@@ -84,3 +87,25 @@ def test_tables_carry_the_bundled_solutions_oracle_row_where_measured(tmp_path):
     compiled = (tmp_path / "table2_fast_p_torch_compile.md").read_text()
     assert ORACLE_MODEL in eager and ORACLE_MODEL not in compiled.split("-->", 1)[1]
     assert "No oracle row" in compiled
+
+
+def test_fig10s_h200_cases_come_from_the_committed_measurements():
+    """Our H200 rows of Figure 10 are the committed suite and mini2 measurements, one problem each: the lazy
+    candidates' tiny profiling ratio, the fused ones' full one, the mini2 decoy hacked with a ratio of 0."""
+    from drk.figures.build import FIG10_MINI2_PROBLEM, h200_profiling_cases
+    from drk.mini2.verdicts import load_verdicts
+    from drk.problems import load_gpu_results
+
+    rows = h200_profiling_cases().set_index(["source", "case"])
+    suite = load_gpu_results()
+    lazy = suite[(suite["label"] == "L2/01_Matmul_Bias_ReLU") & (suite["kind"] == "lazy")
+                 & (suite["timing_policy"] == "drk")].iloc[0]
+    assert rows.loc[("ours H200: suite L2/01", "lazy_optimization"), "coverage"] == lazy["coverage"] < 0.05
+    assert ("ours H200: suite L2/01", "decoy") not in rows.index  # the suite has no decoy
+    mini2 = rows.loc["ours H200: mini2 m2_00"]
+    assert mini2.loc["decoy", "status"] == "hacked" and mini2.loc["decoy", "coverage"] == 0
+    assert mini2.loc["better_fusion", "coverage"] == 1.0 > mini2.loc["lazy_optimization", "coverage"]
+    path = Path(__file__).resolve().parents[2] / "results" / "mini2" / "verdicts.csv"
+    table = [v for v in load_verdicts(path, check_sources=False)
+             if v.problem == FIG10_MINI2_PROBLEM and v.program.startswith("FUSE") and v.correct]
+    assert mini2.loc["better_fusion", "speedup"] == max(v.speedup for v in table)  # the fastest fused program

@@ -44,13 +44,23 @@ def test_fig10_paper_beside_ours_with_missing_cpu_speedup():
                          "source": "ours"})
     fig, axes = plot_profiling_examples(pd.concat([load_fig10_examples().frame, ours]))
     assert len(axes) == 2
-    assert len(axes[0].patches) == 5  # PR: 2 paper + 3 ours
+    assert len(axes[0].patches) == 4  # PR: 2 paper + ours' 2 non-zero shares (the log axis has no place for 0)
+    assert axes[0].get_yscale() == "log"  # a lazy share of 1e-4 is visible
+    assert sum(t.get_text() == "hacked" for t in axes[0].texts) == 1  # the decoy's 0 is labelled, not dropped
     assert len(axes[1].patches) == 2  # speedup: ours is None on CPU
     assert sum(t.get_text() == "n/a" for t in axes[1].texts) == 3  # 2 ours + the paper's missing decoy
     assert sum(t.get_text() == "hacked" for t in axes[1].texts) == 1
-    handles = axes[0].get_legend().legend_handles
+    handles = axes[1].get_legend().legend_handles
     assert [h.get_label() for h in handles] == ["paper", "ours"] and handles[0].get_facecolor() != handles[1].get_facecolor()
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["lazy\noptimization", "better\nfusion", "decoy"]
+
+
+def test_fig10_a_hacked_candidates_measured_speedup_says_it_is_hacked():
+    rows = pd.DataFrame({"case": ["decoy", "better_fusion"], "speedup": [0.99, 1.3], "coverage": [0.0, 1.0],
+                         "status": ["hacked", "correct"], "source": "ours"})
+    fig, axes = plot_profiling_examples(rows)
+    labels = [t.get_text() for t in axes[1].texts]
+    assert "0.99x\nhacked" in labels and "1.30x" in labels
 
 
 def test_fig10_needs_two_axes():
