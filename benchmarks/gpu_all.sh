@@ -15,7 +15,8 @@
 #                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there)
 #   bash benchmarks/gpu_all.sh live     the mini2 live check (issue 12): one RL run on the table (TABLE, default
 #                                       results/mini2/verdicts.csv) and once judged live, compared (LIVE_STEPS, LIVE_TASKS)
-#   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv), with
+#   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv; Table 2's
+#                                       oracle row: SUITE_POLICIES=drk SUITE_MODES="eager compile"), with
 #                                       evaluations/min and seconds per stage
 #   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
 #   Run from the repository root with drk importable (PYTHONPATH=$PWD).
@@ -83,7 +84,8 @@ live)
     --set table="${TABLE:-results/mini2/verdicts.csv}" --set train_tasks="${LIVE_TASKS:-0-5}" > "$OUT/live.log" 2>&1
   echo "live check exit $?"; tail -25 "$OUT/live.log" ;;
 suite)
-  timeout 560 python3 benchmarks/suite_gpu.py --policies drk authors --workers 8 --out "$OUT/gpu_results.csv" \
+  timeout 560 python3 benchmarks/suite_gpu.py --policies ${SUITE_POLICIES:-drk authors} \
+    --reference-modes ${SUITE_MODES:-eager} --workers 8 --out "$OUT/gpu_results.csv" \
     > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
 *) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|tests|rate|scaling|mini2|live|suite" >&2; exit 2 ;;
 esac

@@ -1,11 +1,13 @@
 """Measure every bundled solution on the GPU; write ``drk/problems/gpu_results.csv``.
 
     python benchmarks/suite_gpu.py [--out drk/problems/gpu_results.csv] [--workers 4] [--policies drk authors]
+        [--reference-modes eager compile]
 
 Each row: problem, level, kind (fused/lazy), timing policy, status, speedup, profiling ratio (coverage), reference
 and kernel medians (ms), the GPU, the timing backend. Evaluations per minute are printed at the end, and, per timing
 policy, Fast@p of the bundled solutions treated as samples: how much the timer alone (L2 flush and medians vs the
-paper code's warm mean) moves the verdicts (issue 6).
+paper code's warm mean) moves the verdicts (issue 6). ``--reference-modes compile`` also times each solution against
+the ``torch.compile``d reference (the paper's Table 2; the ``reference_mode`` column says which).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def main() -> None:
     parser.add_argument("--spec", default="drk:all")
     parser.add_argument("--policies", nargs="+", default=["drk"], choices=["drk", "authors"])
     parser.add_argument("--kinds", nargs="+", default=["fused", "lazy"], choices=["fused", "lazy"])
+    parser.add_argument("--reference-modes", nargs="+", default=["eager"], choices=["eager", "compile"])
     args = parser.parse_args()
     problems = load_problems(args.spec)
     pairs, labels = [], []
@@ -36,8 +39,8 @@ def main() -> None:
                 pairs.append((problem, source))
                 labels.append((problem, kind))
     frames = []
-    for policy in args.policies:
-        config = EvalConfig(timeout_s=300, timing_policy=policy)
+    for policy, mode in [(p, m) for m in args.reference_modes for p in args.policies]:
+        config = EvalConfig(timeout_s=300, timing_policy=policy, reference_mode=mode)
         pool = Pool(device="cuda", workers=args.workers, config=config, progress=True)
         start = time.monotonic()
         results = pool.map(pairs)
@@ -46,6 +49,8 @@ def main() -> None:
         frame.insert(1, "level", [p.level for p, _ in labels])
         frame.insert(2, "kind", [k for _, k in labels])
         frame.insert(3, "timing_policy", policy)
+        frame.insert(4, "reference_mode", mode)
+        policy = f"{policy}/{mode}"  # the label of this pass's printout
         frame["gpu"] = [r.device for r in results]
         frames.append(frame)
         ok = frame[frame.status == "correct"]
@@ -65,7 +70,7 @@ def main() -> None:
     table = pd.concat(frames, ignore_index=True)
     with open(args.out, "w") as handle:
         handle.write(f"# drk bundled solutions measured by benchmarks/suite_gpu.py on {table.gpu.iloc[0]}; "
-                     f"timing policies {args.policies}\n")
+                     f"timing policies {args.policies}; reference modes {args.reference_modes}\n")
         table.to_csv(handle, index=False)
     print(f"wrote {args.out}")
 

@@ -89,6 +89,28 @@ def test_tables_carry_the_bundled_solutions_oracle_row_where_measured(tmp_path):
     assert "No oracle row" in compiled
 
 
+def test_a_suite_measured_against_torch_compile_gives_table_2_its_oracle_row(tmp_path, monkeypatch):
+    """benchmarks/suite_gpu.py --reference-modes eager compile writes a reference_mode column: each table's oracle row
+    comes from its own mode's rows only."""
+    import drk.problems as problems
+    from drk.figures.build import ORACLE_MODEL, make_tables, oracle_fast_p_rows
+
+    shipped = problems.load_gpu_results()
+    eager = shipped.assign(reference_mode="eager")
+    compiled = shipped.assign(reference_mode="compile", speedup=shipped["speedup"] / 100)  # nothing is fast
+    path = tmp_path / "gpu_results.csv"
+    path.write_text("# test\n" + pd.concat([eager, compiled]).to_csv(index=False))
+    read = problems.load_gpu_results
+    monkeypatch.setattr(problems, "GPU_RESULTS", path)
+    monkeypatch.setattr(problems, "load_gpu_results", lambda: read(path))
+    compile_rows = oracle_fast_p_rows("compile")
+    assert compile_rows is not None and (compile_rows["fast_p"] == 0).all()
+    assert (oracle_fast_p_rows("eager")["fast_p"] > 0).any()
+    make_tables(tmp_path / "tables")
+    table2 = (tmp_path / "tables" / "table2_fast_p_torch_compile.md").read_text()
+    assert ORACLE_MODEL in table2.split("-->", 1)[1] and "compile reference" in table2
+
+
 def test_fig10s_h200_cases_come_from_the_committed_measurements():
     """Our H200 rows of Figure 10 are the committed suite and mini2 measurements, one problem each: the lazy
     candidates' tiny profiling ratio, the fused ones' full one, the mini2 decoy hacked with a ratio of 0."""
