@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from drk.figures.build import (
     load_training_log,
@@ -131,3 +132,29 @@ def test_fig10s_h200_cases_come_from_the_committed_measurements():
     table = [v for v in load_verdicts(path, check_sources=False)
              if v.problem == FIG10_MINI2_PROBLEM and v.program.startswith("FUSE") and v.correct]
     assert mini2.loc["better_fusion", "speedup"] == max(v.speedup for v in table)  # the fastest fused program
+
+
+def test_table_1_gets_the_trained_mini2_policies_row_from_the_grids_endpoints(tmp_path, monkeypatch):
+    """The mini2 row is the mean over seeds of trloo's per-run endpoints (claims_runs.csv), in the L2 cells only,
+    in Table 1 (eager) only."""
+    import drk.figures.build as build
+
+    runs = pd.DataFrame([
+        {"setting": "main", "variant": v, "seed": s, "metric": m, "value": value}
+        for v, base in (("trloo", 0.4), ("grpo", 0.1)) for s in range(3)
+        for m, value in (("fast@1.2/turn3", base + 0.1 * s), ("fast@1/turn3", base + 0.2),
+                         ("fast@1.2/turn1", 0.9), ("hacked/turn1", 0.5))])
+    path = tmp_path / "claims_runs.csv"
+    runs.to_csv(path, index=False)
+    rows = build.mini2_fast_p_rows("eager", path).set_index("p")
+    assert set(rows.index) == {1.0, 1.2} and (rows["level"] == 2).all()  # turn 3 only, no hacking ratio
+    assert rows.loc[1.2, "fast_p"] == pytest.approx(0.5) and rows.loc[1.0, "fast_p"] == pytest.approx(0.6)
+    assert "3 seeds" in rows.loc[1.2, "model"]
+    assert build.mini2_fast_p_rows("compile", path) is None and build.mini2_fast_p_rows("eager", tmp_path / "x") is None
+    monkeypatch.setattr(build, "MINI2_RUNS_CSV", path)
+    build.make_tables(tmp_path / "tables")
+    table1 = (tmp_path / "tables" / "table1_fast_p_eager.md").read_text()
+    line = next(row for row in table1.splitlines() if row.startswith("| ours (mini2)"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[2:] == ["–"] * 4 + ["60.0", "50.0", "–", "–"] + ["–"] * 4  # L2 Fast@1 and Fast@1.2 only
+    assert "mini2 row" in table1 and "ours (mini2)" not in (tmp_path / "tables" / "table2_fast_p_torch_compile.md").read_text()
