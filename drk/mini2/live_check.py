@@ -108,8 +108,8 @@ def live_check(cfg: Mini2Config, variant: str, init: Any, live: Any, *, steps: i
     :class:`~drk.mini2.verdicts.LiveVerdicts`) and compare; logs under ``out_dir/{table,live}``, the report in
     ``out_dir/live_check.json``."""
     from drk.mini2.env import check_covered, resolve_tasks
-    from drk.mini2.rl import load_table, run_rl
     from drk.mini2.policy import Policy
+    from drk.mini2.rl import load_table, run_rl
 
     cfg = replace(cfg, steps=steps, eval_every=0)
     table = table if table is not None else load_table(cfg)

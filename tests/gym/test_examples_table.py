@@ -1,8 +1,16 @@
 """The examples' verdict table: every name has a file, GPU entries and races are real examples, and
 ``verdict_matches`` accepts exactly the written-down verdicts."""
 
-from drk.examples import (EXPECTED, EXPECTED_GPU, GPU_RACES, KNOWN_EVASIONS, all_examples, example_candidate,
-                          expected, verdict_matches)
+from drk.examples import (
+    EXPECTED,
+    EXPECTED_GPU,
+    GPU_RACES,
+    KNOWN_EVASIONS,
+    all_examples,
+    example_candidate,
+    expected,
+    verdict_matches,
+)
 
 
 def test_every_named_example_has_a_candidate_file():
