@@ -80,7 +80,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         level = available_level(config.isolation).level  # probed once per caller process
         runner = shared_runners().take(kind, gpu_index, level)
         try:
-            probe_runner = shared_runners().take(kind, gpu_index, level)
+            probe_runner = shared_runners().take(kind, gpu_index, level, profiler=False)  # probes never profile
         except OSError:
             runner.kill()
             raise

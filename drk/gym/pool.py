@@ -74,7 +74,7 @@ class Pool:
             return  # each evaluation reports it as an environment failure
         runners = shared_runners()
         per_gpu = -(-self.workers // max(len(self.gpus), 1))
-        runners.reserve(2 * per_gpu)  # an evaluation takes two: the candidate's and its probes'
+        runners.reserve(per_gpu)  # per role: an evaluation takes the candidate's runner and the probes'
         for gpu in (self.gpus if self.device == "cuda" else [0]):
             runners.warm(self.device, gpu, level)
 

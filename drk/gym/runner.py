@@ -260,7 +260,8 @@ class _CandidateError(Exception):
         self.status, self.message = status, message
 
 
-def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: int | None = None) -> torch.device:
+def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: int | None = None,
+                  warm_profiler: bool = True) -> torch.device:
     """Import Triton, create the CUDA context and start the profiler once: all before any candidate exists, so an
     evaluation does not wait for them (CUPTI's first start-up alone took ~3.5 s on the H200).
 
@@ -282,7 +283,9 @@ def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: i
     torch.cuda.synchronize(device)
     if gated:
         wire.send_frame(fd_out, {"op": "gpu_ready"})  # the context exists: the starter lets the lock go
-    if os.environ.get("DRK_WARM_PROFILER", "1") == "1":  # mostly host work (CUPTI's start-up): outside the lock
+    # mostly host work (CUPTI's start-up, ~5 s on a busy H200 host): outside the lock, and only in a runner that will
+    # profile (a probe runner never does)
+    if warm_profiler and os.environ.get("DRK_WARM_PROFILER", "1") == "1":
         from drk.gym.profiling import kernel_times
 
         kernel_times(lambda x: x.add(1), [torch.ones(8, device=device)], calls=1)
@@ -358,7 +361,8 @@ def main(argv: list[str]) -> None:
     options = argv[5:]
     wait = "wait" in options
     area = next((int(o.removeprefix("area=")) for o in options if o.startswith("area=")), -1)
-    device = _setup_device(argv[3], int(argv[4]), *((int(argv[1]), int(argv[2])) if wait else ())) \
+    fds = (int(argv[1]), int(argv[2])) if wait else (None, None)
+    device = _setup_device(argv[3], int(argv[4]), *fds, warm_profiler="noprofiler" not in options) \
         if len(argv) > 4 else None
     runner = Runner(int(argv[1]), int(argv[2]), device, area_fd=area)
     try:

@@ -28,9 +28,16 @@ from typing import Any
 
 from drk.gym import isolation, wire
 
-#: Spare runners kept started per (device, GPU, isolation level) by default: an evaluation takes two (the
-#: candidate's and its probes').
-DEFAULT_SPARES = 2
+#: Spare runners kept started per (device, GPU, isolation level, role) by default. An evaluation takes one of each
+#: role: the candidate's runner, which profiles (its spare warms CUPTI up before it is taken), and the probe runner,
+#: which never does (its spare skips that ~5 s of host work: results/gpu/2026-12-01-s15).
+DEFAULT_SPARES = 1
+
+
+def spare_key(device: str, gpu_index: int, level: str, profiler: bool = True) -> tuple[str, int, str, bool]:
+    """The spares a runner comes from: per device, GPU, isolation level and whether it warms the profiler up (only
+    CUDA runners do, so on CPU both roles are one)."""
+    return (device, gpu_index, level, bool(profiler) and device == "cuda")
 
 
 @dataclass
@@ -114,21 +121,31 @@ def parallel_starts(spares: int) -> int:
     return max(PARALLEL_STARTS, min(spares, (os.cpu_count() or 2) // 2))
 
 
-def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None) -> StartedRunner:
+def start_runner(device: str, gpu_index: int, level: str, gpu_lock: Any = None, profiler: bool = True) -> StartedRunner:
     """Start one sandboxed runner for ``device`` (``"cuda"``/``"cpu"``) on GPU ``gpu_index`` at isolation ``level``.
 
     With ``gpu_lock`` (a :class:`~drk.gym.gpu_lock.GpuTimingLock`; CUDA only) this waits until the runner is up, and
     lets it create its CUDA context only while holding the lock shared: the spares' start-up never lands inside
-    another evaluation's timing. Without it the start is not waited for (the judge reads the hello).
+    another evaluation's timing. Without it the start is not waited for (the judge reads the hello). With
+    ``profiler=False`` it does not warm the profiler up (a probe runner never profiles).
     """
     gated = gpu_lock is not None and device == "cuda"
-    started = spawn_runner(device, gpu_index, level, gated)
+    started = spawn_runner(device, gpu_index, level, gated, profiler=profiler)
     if gated:
         finish_gpu_start(started, gpu_lock)
     return started
 
 
-def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False) -> StartedRunner:
+def runner_argv(to_runner: int, from_runner: int, device: str, gpu_index: int, area: int, gated: bool,
+                profiler: bool) -> list[str]:
+    """The runner's command line (:func:`drk.gym.runner.main` reads it): its pipes, device, GPU, output area, and
+    the options ``wait`` (a gated start: :func:`finish_gpu_start`) and ``noprofiler`` (no CUPTI warm-up)."""
+    argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner), str(from_runner), device, str(gpu_index),
+            f"area={area}"]
+    return argv + (["wait"] if gated else []) + ([] if profiler else ["noprofiler"])
+
+
+def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False, profiler: bool = True) -> StartedRunner:
     """Only the ``Popen`` of :func:`start_runner` (milliseconds): with ``gated`` the runner waits, imported, for
     :func:`finish_gpu_start` before it touches the GPU. Splitting the two lets one thread spawn every spare (the
     sandbox's ``--die-with-parent`` follows the spawning thread) while their start-ups run side by side."""
@@ -136,10 +153,7 @@ def spawn_runner(device: str, gpu_index: int, level: str, gated: bool = False) -
     from_runner_r, from_runner_w = os.pipe()
     _widen(from_runner_w)  # outputs of hundreds of MB cross this pipe: fewer, larger reads
     area = wire.make_output_area()
-    argv = [sys.executable, "-s", "-m", "drk.gym.runner", str(to_runner_r), str(from_runner_w), device, str(gpu_index),
-            f"area={area}"]
-    if gated:
-        argv.append("wait")
+    argv = runner_argv(to_runner_r, from_runner_w, device, gpu_index, area, gated, profiler)
     claim = isolation.claim_sandbox_uid() if level == "uid" else None
     try:
         proc = subprocess.Popen(isolation.sandbox_command(level, argv, uid=claim.uid if claim else None),
@@ -263,15 +277,15 @@ class WarmRunners:
         self.spares = spares
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
-        self._idle: dict[tuple[str, int, str], list[StartedRunner]] = defaultdict(list)
-        self._pending: dict[tuple[str, int, str], int] = defaultdict(int)
-        self._requests: queue.SimpleQueue[tuple[str, int, str] | None] = queue.SimpleQueue()
+        self._idle: dict[tuple[str, int, str, bool], list[StartedRunner]] = defaultdict(list)
+        self._pending: dict[tuple[str, int, str, bool], int] = defaultdict(int)
+        self._requests: queue.SimpleQueue[tuple[str, int, str, bool] | None] = queue.SimpleQueue()
         self._closed = False
         self._to_finish: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._starter = threading.Thread(target=self._spawn_spares, name="drk-warm-runners", daemon=True)
         self._starter.start()
         self.finishers = 0  # threads finishing spares' start-ups (:func:`parallel_starts` of the reservation)
-        self._add_finishers(parallel_starts(spares))
+        self._add_finishers(parallel_starts(2 * spares))
 
     def _add_finishers(self, wanted: int) -> None:
         with self._lock:
@@ -282,10 +296,11 @@ class WarmRunners:
         for i in new:  # daemons: a start-up under way never delays the caller's exit
             threading.Thread(target=self._finish_spares, name=f"drk-runner-start-{i}", daemon=True).start()
 
-    def take(self, device: str, gpu_index: int, level: str, wait_s: float = TAKE_WAIT_S) -> StartedRunner:
+    def take(self, device: str, gpu_index: int, level: str, wait_s: float = TAKE_WAIT_S,
+             profiler: bool = True) -> StartedRunner:
         """A live started runner: an idle spare, else one already starting (waited for up to ``wait_s``), else a
-        new one started here."""
-        key = (device, gpu_index, level)
+        new one started here. ``profiler=False``: one that did not warm the profiler up (for the probes)."""
+        key = spare_key(device, gpu_index, level, profiler)
         runner, dead = None, []
         deadline = time.monotonic() + wait_s
         with self._arrived:
@@ -304,19 +319,22 @@ class WarmRunners:
         for candidate in dead:  # reaped outside the lock: other evaluations need not wait for it
             candidate.kill()
         self._top_up(key)
-        return runner if runner is not None else start_runner(device, gpu_index, level)
+        return runner if runner is not None else start_runner(device, gpu_index, level, profiler=key[3])
 
     def reserve(self, n: int) -> None:
-        """Keep at least ``n`` spares per key from now on (a pool of ``n`` workers wants ``n`` ready runners)."""
+        """Keep at least ``n`` spares per key from now on (a pool of ``n`` workers wants ``n`` ready runners of each
+        role)."""
         with self._lock:
             self.spares = max(self.spares, n)
-        self._add_finishers(parallel_starts(self.spares))
+        self._add_finishers(parallel_starts(2 * self.spares))  # both roles start through the same threads
 
     def warm(self, device: str, gpu_index: int, level: str) -> None:
-        """Start spares for this key now (in the background), before the first evaluation asks for one."""
-        self._top_up((device, gpu_index, level))
+        """Start spares of both roles for this device, GPU and level now (in the background), before the first
+        evaluation asks for one."""
+        for key in dict.fromkeys(spare_key(device, gpu_index, level, p) for p in (True, False)):
+            self._top_up(key)
 
-    def _top_up(self, key: tuple[str, int, str]) -> None:
+    def _top_up(self, key: tuple[str, int, str, bool]) -> None:
         with self._lock:
             missing = self.spares - len(self._idle[key]) - self._pending[key]
             self._pending[key] += max(missing, 0)
@@ -330,7 +348,7 @@ class WarmRunners:
                 return
             gpu_lock = _gpu_lock(key)
             try:
-                spare = spawn_runner(*key, gated=gpu_lock is not None)
+                spare = spawn_runner(*key[:3], gated=gpu_lock is not None, profiler=key[3])
             except OSError:
                 self._arrive(key, None)  # the evaluation that needs one starts it itself (and reports what fails)
                 continue
@@ -352,7 +370,7 @@ class WarmRunners:
                     spare = None
             self._arrive(key, spare)
 
-    def _arrive(self, key: tuple[str, int, str], spare: StartedRunner | None) -> None:
+    def _arrive(self, key: tuple[str, int, str, bool], spare: StartedRunner | None) -> None:
         with self._arrived:
             self._pending[key] -= 1
             if spare is not None and not self._closed:
@@ -377,7 +395,7 @@ class WarmRunners:
             runner.kill()
 
 
-def _gpu_lock(key: tuple[str, int, str]) -> Any:
+def _gpu_lock(key: tuple[str, int, str, bool]) -> Any:
     if key[0] != "cuda":
         return None
     from drk.gym.gpu_lock import GpuTimingLock

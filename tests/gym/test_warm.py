@@ -6,7 +6,7 @@ import time
 import pytest
 
 from drk.gym import isolation, wire
-from drk.gym.warm import WarmRunners
+from drk.gym.warm import WarmRunners, spare_key
 
 
 def _level() -> str:
@@ -38,7 +38,7 @@ def test_take_gives_a_live_runner_and_starts_its_replacement():
     try:
         runner = runners.take("cpu", 0, level)
         assert _hello(runner)["op"] == "hello"
-        spare = _wait_for_spare(runners, ("cpu", 0, level))
+        spare = _wait_for_spare(runners, spare_key("cpu", 0, level))
         assert spare is not runner and spare.alive()
         runner.kill()
         assert not runner.alive()
@@ -51,12 +51,12 @@ def test_a_dead_spare_is_never_handed_out_and_close_kills_spares():
     runners = WarmRunners(spares=1)
     try:
         runners.warm("cpu", 0, level)
-        dead = _wait_for_spare(runners, ("cpu", 0, level))
+        dead = _wait_for_spare(runners, spare_key("cpu", 0, level))
         dead.kill()
         fresh = runners.take("cpu", 0, level)
         assert fresh is not dead and fresh.alive() and _hello(fresh)["op"] == "hello"
         fresh.kill()
-        spare = _wait_for_spare(runners, ("cpu", 0, level))
+        spare = _wait_for_spare(runners, spare_key("cpu", 0, level))
     finally:
         runners.close()
     spare.proc.wait(timeout=10)
@@ -71,11 +71,11 @@ def test_an_evaluation_kills_its_runner():
     level = _level()
     runners = shared_runners()
     runners.warm("cpu", 0, level)
-    spare = _wait_for_spare(runners, ("cpu", 0, level))  # the runner the evaluation will take
+    spare = _wait_for_spare(runners, spare_key("cpu", 0, level))  # the runner the evaluation will take
     result = evaluate(example_problem("relu2"), example_candidate("wrong"), device="cpu")
     assert result.status == "incorrect"
     with runners._lock:
-        assert spare not in runners._idle[("cpu", 0, level)]
+        assert spare not in runners._idle[spare_key("cpu", 0, level)]
     with pytest.raises(ProcessLookupError):  # killed and reaped when its evaluation ended
         os.kill(spare.proc.pid, 0)
 
@@ -260,7 +260,7 @@ def test_a_closed_pools_queued_spares_are_killed_not_started(monkeypatch):
     time.sleep(0.2)  # the first PARALLEL_STARTS are starting, the rest queued
     runners.close()
     time.sleep(1.5)  # the starts under way end; the queued ones are taken off the queue
-    assert len(spawned) == 12
+    assert len(spawned) == 24  # 12 of each role
     assert seen["calls"] <= warm.PARALLEL_STARTS  # only those under way when it closed were started
     assert all(s.killed for s in spawned)  # every spare of a closed pool is killed, started or not
 
@@ -287,3 +287,48 @@ def test_a_larger_reservation_starts_more_spares_at_once(monkeypatch):
         runners.close()
     assert all(isinstance(r, _FakeStarted) for r in got) and seen["on_demand"] == 0
     assert seen["most"] == 8  # more than the old 4 side by side, never more than the cap
+
+
+def test_a_probe_runner_comes_from_spares_that_skip_the_profilers_warm_up(monkeypatch):
+    """A probe runner never profiles: its spares skip CUPTI's ~5 s start-up (H200, results/gpu/2026-12-01-s15), so
+    an evaluation's second runner is ready sooner. On CPU nothing warms a profiler: one pool of spares."""
+    from drk.gym import warm
+
+    _fake_gpu_starts(monkeypatch, finish_s=0.05)
+    spawned: list[tuple[str, bool]] = []
+
+    def spawn(device, gpu_index, level, gated=False, profiler=True):
+        spawned.append((device, profiler))
+        return _FakeStarted()
+
+    monkeypatch.setattr(warm, "spawn_runner", spawn)
+    runners = WarmRunners(spares=1)
+    try:
+        runners.warm("cuda", 0, "uid")
+        main, probe = runners.take("cuda", 0, "uid"), runners.take("cuda", 0, "uid", profiler=False)
+        assert main is not probe
+        assert sorted(spawned[:2]) == [("cuda", False), ("cuda", True)]  # one spare of each role, warmed ahead
+        assert spare_key("cuda", 0, "uid", profiler=False) != spare_key("cuda", 0, "uid")
+        assert spare_key("cpu", 0, "uid", profiler=False) == spare_key("cpu", 0, "uid")
+    finally:
+        runners.close()
+
+
+def test_the_runners_command_line_says_whether_to_warm_the_profiler(monkeypatch):
+    from drk.gym import runner, warm
+
+    plain = warm.runner_argv(3, 4, "cuda", 0, 5, gated=True, profiler=False)
+    assert plain[-3:] == ["area=5", "wait", "noprofiler"]
+    assert "noprofiler" not in warm.runner_argv(3, 4, "cuda", 0, 5, gated=True, profiler=True)
+    seen = {}
+
+    def setup(kind, gpu_index, fd_in=None, fd_out=None, warm_profiler=True):
+        seen.update(kind=kind, fds=(fd_in, fd_out), warm_profiler=warm_profiler)
+        raise SystemExit  # what the runner does with the device is not this test's business
+
+    monkeypatch.setattr(runner, "_setup_device", setup)
+    for argv, expected in ((plain, False), (warm.runner_argv(3, 4, "cuda", 0, 5, gated=False, profiler=True), True)):
+        with pytest.raises(SystemExit):
+            runner.main(["runner.py", *argv[4:]])  # sys.argv of `python -m drk.gym.runner ...`
+        assert seen["warm_profiler"] is expected and seen["kind"] == "cuda"
+    assert seen["fds"] == (None, None)  # not gated: the runner does not wait for the starter
