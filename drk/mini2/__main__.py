@@ -232,8 +232,9 @@ def _analyse(args) -> int:
         paths = write_claims(args.runs, args.out, n_boot=args.n_boot, seed=args.seed)
         table = pd.read_csv(paths[0])
         with pd.option_context("display.width", 200, "display.max_columns", 12):
-            print(table[["setting", "claim", "metric", "n_seeds", "effect", "ci_lo", "ci_hi", "verdict"]])
-        print(f"{count_tested(table)} claims tested in the main setting, no correction for multiple comparisons")
+            print(table[["setting", "claim", "metric", "n_seeds", "effect", "ci_lo", "ci_hi", "verdict",
+                         "reported_verdict"]])
+        print(f"{count_tested(table)} claim rows tested in the main setting, no correction for multiple comparisons")
         print(f"[mini2 claims] -> {', '.join(str(p) for p in paths)}")
     else:
         from drk.figures.build import make_mini2_figures

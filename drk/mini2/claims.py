@@ -20,7 +20,10 @@ without a mismatch) the paper's side is "no difference": ``reproduced`` when the
 ``not_reproduced`` when it excludes 0, else ``inconclusive``.
 
 Settings: a ``reproduced`` claim whose effect has the other sign in the other setting is reported as
-``setting_dependent`` (``reported_verdict``). The control (``single_turn`` vs ``single_turn_grpo``) passes when it
+``setting_dependent`` (``reported_verdict``); a main-setting ``reproduced`` claim whose sensitivity result is not
+(yet) there is reported as ``sensitivity_pending``, and a row with fewer paired seeds than the plan's (amendment 2:
+:data:`PLANNED_SEEDS`) as ``incomplete`` — the plan uses every seed of a setting, so a missing run is never
+silently dropped. The control (``single_turn`` vs ``single_turn_grpo``) passes when it
 is not ``reproduced`` and its interval lies within the margin; when it comes out ``reproduced`` every row of that
 setting carries a warning.
 """
@@ -52,6 +55,8 @@ COLUMNS: tuple[str, ...] = ("claim", "metric", "variant_a", "variant_b", "n_seed
                             "verdict")
 EXTRA_COLUMNS: tuple[str, ...] = ("setting", "direction", "margin", "mean_a", "mean_b", "boot_lo", "boot_hi",
                                   "agrees_in_sensitivity", "reported_verdict", "control", "note")
+#: PLAN.md amendment 2: seeds per setting (0-9 main, 0-4 sensitivity); every claim uses all of them.
+PLANNED_SEEDS: dict[str, int] = {"main": 10, "sensitivity": 5}
 #: The STTS pseudo-variants: the trloo checkpoints evaluated with each context (``stts/<context>``).
 STTS_A, STTS_B = "stts/best_w", "stts/vanilla"
 
@@ -165,8 +170,8 @@ def bootstrap_effect(a: dict[int, Observation], b: dict[int, Observation], n_boo
 
 
 def claim_row(claim: Claim, setting: str, obs: Observations, turns: dict[str, int], n_boot: int = 2000,
-              seed: int = 0) -> dict:
-    """One row of the table (module docstring) for ``claim`` in ``setting``."""
+              seed: int = 0, planned: int | None = None) -> dict:
+    """One row of the table (module docstring) for ``claim`` in ``setting``; ``planned``: the plan's seeds for it."""
     metric = claim.metric.format(**turns)
     a, b = (_values(obs, setting, v, metric) for v in (claim.variant_a, claim.variant_b))
     interval = paired_interval({s: o.value for s, o in a.items()}, {s: o.value for s, o in b.items()})
@@ -174,20 +179,27 @@ def claim_row(claim: Claim, setting: str, obs: Observations, turns: dict[str, in
     boot_lo, boot_hi = bootstrap_effect(a, b, n_boot, seed)
     paired = sorted(set(a) & set(b))
     note = "" if interval.n >= 2 else f"fewer than 2 paired seeds ({len(a)} runs of A, {len(b)} of B)"
+    if planned is not None and interval.n < planned:
+        note = "; ".join(filter(None, [note, f"{interval.n} of the plan's {planned} paired seeds: incomplete"]))
     return {"claim": claim.name, "metric": metric, "variant_a": claim.variant_a, "variant_b": claim.variant_b,
             "n_seeds": interval.n, "effect": interval.mean, "ci_lo": interval.lo, "ci_hi": interval.hi,
             "verdict": verdict(interval.lo, interval.hi, claim.direction, margin), "setting": setting,
             "direction": claim.direction, "margin": margin,
             "mean_a": float(np.mean([a[s].value for s in paired])) if paired else float("nan"),
             "mean_b": float(np.mean([b[s].value for s in paired])) if paired else float("nan"),
-            "boot_lo": boot_lo, "boot_hi": boot_hi, "control": claim.control, "note": note}
+            "boot_lo": boot_lo, "boot_hi": boot_hi, "control": claim.control, "note": note,
+            "complete": planned is None or interval.n >= planned}
 
 
 def claims_table(obs: Observations, turns: dict[str, int], claims: Sequence[Claim] = CLAIMS,
-                 n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Every claim in every setting of ``obs``, with the cross-setting and control columns (module docstring)."""
-    settings = sorted({st for st, _, _ in obs}, key=lambda s: (s != "main", s))
-    table = pd.DataFrame([claim_row(c, st, obs, turns, n_boot, seed) for st in settings for c in claims])
+                 n_boot: int = 2000, seed: int = 0, planned_seeds: dict[str, int] | None = None) -> pd.DataFrame:
+    """Every claim in every setting of ``obs``, with the cross-setting and control columns (module docstring).
+    With ``planned_seeds`` (setting -> seeds), rows short of their setting's seeds are ``incomplete`` and a main
+    result waits for every planned setting (``sensitivity_pending``)."""
+    settings = sorted({st for st, _, _ in obs} | set(planned_seeds or ()), key=lambda s: (s != "main", s))
+    planned = planned_seeds or {}
+    table = pd.DataFrame([claim_row(c, st, obs, turns, n_boot, seed, planned.get(st)) for st in settings
+                          for c in claims])
     return _control_notes(_cross_setting(table))[[*COLUMNS, *EXTRA_COLUMNS]]
 
 
@@ -205,7 +217,11 @@ def _cross_setting(table: pd.DataFrame) -> pd.DataFrame:
         else:
             agree.append(bool(len(set(np.sign(effects))) == 1))
         flips = agree[-1] is False and row["verdict"] == "reproduced"
-        reported.append("setting_dependent" if flips else row["verdict"])
+        others = same[same["setting"] != row["setting"]]
+        pending = (row["setting"] == "main" and row["verdict"] == "reproduced" and row["direction"] != "~"
+                   and (others.empty or others["effect"].isna().any() or not others["complete"].all()))
+        reported.append("incomplete" if not row["complete"] else "setting_dependent" if flips
+                        else "sensitivity_pending" if pending and len(set(table["setting"])) > 1 else row["verdict"])
     return table.assign(agrees_in_sensitivity=pd.array(agree, dtype="boolean"), reported_verdict=reported)
 
 
@@ -268,8 +284,10 @@ def variants_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", "variant", "metric", "n_seeds", "mean", "ci_lo", "ci_hi"])
 
 
-def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: int = 0) -> list[Path]:
-    """``out`` (the claims table) and beside it ``<stem>_runs.csv`` and ``<stem>_variants.csv``; returns them."""
+def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: int = 0,
+                 planned_seeds: dict[str, int] | None = PLANNED_SEEDS) -> list[Path]:
+    """``out`` (the claims table) and beside it ``<stem>_runs.csv`` and ``<stem>_variants.csv``; returns them.
+    ``planned_seeds``: the plan's seeds per setting (``None``: judge whatever finished)."""
     obs, turns = load_observations(root)
     if not obs:
         raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
@@ -277,13 +295,14 @@ def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: in
     out.parent.mkdir(parents=True, exist_ok=True)
     runs = runs_table(obs, turns, n_boot, seed)
     paths = [out, out.with_name(f"{out.stem}_runs.csv"), out.with_name(f"{out.stem}_variants.csv")]
-    for path, frame in zip(paths, (claims_table(obs, turns, CLAIMS, n_boot, seed), runs, variants_table(runs)),
-                           strict=True):
+    claims = claims_table(obs, turns, CLAIMS, n_boot, seed, planned_seeds)
+    for path, frame in zip(paths, (claims, runs, variants_table(runs)), strict=True):
         frame.to_csv(path, index=False)
     return paths
 
 
 def count_tested(table: pd.DataFrame, settings: Iterable[str] = ("main",)) -> int:
-    """Claims with at least two paired seeds in ``settings`` (the control excluded): the number to state."""
+    """Claim rows with at least two paired seeds in ``settings`` (the control excluded): the number to state (the
+    hacking check's claim is two rows, one per metric)."""
     rows = table[table["setting"].isin(list(settings)) & ~table["control"].astype(bool)]
     return int((rows["n_seeds"] >= 2).sum())

@@ -110,7 +110,10 @@ def test_claims_cli_on_a_synthetic_tree(synthetic_tree, tmp_path, capsys):
     assert {"fast@1.2/turn3", "train_reward", "hacked/turn1"} <= set(runs["metric"])
     variants_csv = pd.read_csv(tmp_path / "claims_variants.csv")
     assert (variants_csv["n_seeds"] == 3).all()
-    assert "claims tested in the main setting" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "claim rows tested in the main setting" in out
+    # 3 seeds of the plan's 10 (main) and 5 (sensitivity): nothing is reported as if the grid were complete
+    assert (table["reported_verdict"] == "incomplete").all() and table["note"].str.contains("incomplete").all()
 
 
 def test_runs_table_endpoints_and_stts_rows(synthetic_tree):
@@ -126,3 +129,22 @@ def test_runs_table_endpoints_and_stts_rows(synthetic_tree):
     assert trloo.loc["fast@1.2/turn3", "value"] == pytest.approx(0.21)  # 0.1 * (1 + 1) + 0.01 * seed
     assert trloo.loc["train_reward", "value"] == pytest.approx(0.21 + (9 + 10) / 2 / 1000)  # steps 9-10
     assert math.isnan(trloo.loc["train_reward", "boot_lo"])  # a training number: no problem bootstrap
+
+
+def test_a_missing_seed_or_setting_is_never_silently_reported_as_complete():
+    """PLAN amendment 2: every claim uses all its setting's seeds, and a reproduced effect must keep its sign in the
+    sensitivity setting: a run that did not finish makes its rows 'incomplete', a sensitivity setting not yet run
+    makes a main 'reproduced' 'sensitivity_pending' (an audit of the analysis found both passing silently)."""
+    d = np.array([0.10, 0.12, 0.08, 0.11, 0.09])
+    grpo = np.array([0.2, 0.3, 0.25, 0.1, 0.4])
+    main_only = obs_of({("main", "trloo"): grpo + d, ("main", "grpo"): grpo})
+    table = claims_table(main_only, TURNS, TWO[:1], n_boot=20, planned_seeds={"main": 5, "sensitivity": 5})
+    rows = table.set_index("setting")
+    assert rows.loc["main", "verdict"] == "reproduced" and rows.loc["main", "reported_verdict"] == "sensitivity_pending"
+    assert rows.loc["sensitivity", "n_seeds"] == 0 and rows.loc["sensitivity", "reported_verdict"] == "incomplete"
+    four = {k: v for k, v in main_only.items() if k[2] != 4}  # seed 4's runs never finished
+    row = claims_table(four, TURNS, TWO[:1], n_boot=20, planned_seeds={"main": 5}).iloc[0]
+    assert row["n_seeds"] == 4 and row["reported_verdict"] == "incomplete" and "4 of the plan's 5" in row["note"]
+    both = main_only | obs_of({("sensitivity", "trloo"): grpo + d, ("sensitivity", "grpo"): grpo})
+    table = claims_table(both, TURNS, TWO[:1], n_boot=20, planned_seeds={"main": 5, "sensitivity": 5})
+    assert (table["reported_verdict"] == "reproduced").all()  # complete, the same sign in both settings
