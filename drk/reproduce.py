@@ -49,6 +49,8 @@ EXPECTED_FIGURES: tuple[str, ...] = (
     "fig1_fast_p_overview", "fig2_left_hacking_check", "fig3_architecture", "fig4_fast_p_vs_step",
     "fig4_fast_p_vs_turn", "fig5_7_training_dynamics", "fig6_stts", "fig8_hacking_ratio", "fig9_prs",
     "fig10_profiling_examples", "bias_shrink_factor", "bias_per_turn_shrink", "bias_bandit_curves",
+    # mini2 (issue 12), drawn from the committed export results/mini2/curves
+    *(f"mini2_main_{stem}" for stem in ("estimators", "hacking_check", "turns", "mrs", "prs", "stts")),
 )
 EXPECTED_TABLES: tuple[str, ...] = ("table_mini_summary.md", "table_timing_policy.md",
                                     "table1_fast_p_eager.md", "table1_fast_p_eager.tex",
