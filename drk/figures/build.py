@@ -92,8 +92,10 @@ def our_fast_p_rows(ours: str | Path | None, reference_mode: str, turn: int | No
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-#: The mini2 grid's per-run endpoints (``python -m drk.mini2 claims`` writes them beside the claims table).
-MINI2_RUNS_CSV = Path(__file__).resolve().parents[2] / "results" / "mini2" / "claims_runs.csv"
+#: The committed mini2 results (issue 12): its verdict table, and the grid's per-run endpoints
+#: (``python -m drk.mini2 claims`` writes them beside the claims table).
+MINI2_RESULTS = Path(__file__).resolve().parents[2] / "results" / "mini2"
+MINI2_RUNS_CSV = MINI2_RESULTS / "claims_runs.csv"
 
 
 def mini2_fast_p_rows(reference_mode: str, runs_csv: str | Path | None = None, variant: str = "trloo",
@@ -108,10 +110,10 @@ def mini2_fast_p_rows(reference_mode: str, runs_csv: str | Path | None = None, v
         return None
     runs = pd.read_csv(runs_csv)
     runs = runs[(runs["setting"] == setting) & (runs["variant"] == variant)]
-    rows = []
+    rows, last_turn = [], runs_turns(runs)
     for metric, sub in runs.groupby("metric"):
         match = re.fullmatch(r"fast@([\d.]+)/turn(\d+)", str(metric))
-        if match and int(match.group(2)) == runs_turns(runs):
+        if match and int(match.group(2)) == last_turn:
             rows.append({"model": f"mini2 {variant} policy ({sub['seed'].nunique()} seeds, synthetic L2-like tasks)",
                          "level": 2, "p": float(match.group(1)), "fast_p": float(sub["value"].mean()),
                          "reference_mode": reference_mode, "source": "ours (mini2)"})
@@ -222,7 +224,7 @@ def h200_profiling_cases(mini2_table=None) -> pd.DataFrame:
     from drk.mini2.verdicts import load_verdicts, profiling_cases
     from drk.problems import suite_profiling_cases
 
-    table = mini2_table or Path(__file__).resolve().parents[2] / "results" / "mini2" / "verdicts.csv"
+    table = mini2_table or MINI2_RESULTS / "verdicts.csv"
     suite = pd.DataFrame(suite_profiling_cases()).assign(source="ours H200: suite L2/01")
     mini2 = pd.DataFrame(profiling_cases(load_verdicts(table, check_sources=False), FIG10_MINI2_PROBLEM))
     return pd.concat([suite, mini2.assign(source="ours H200: mini2 m2_00")], ignore_index=True)

@@ -34,10 +34,14 @@ from drk.gym import isolation, wire
 DEFAULT_SPARES = 1
 
 
-def spare_key(device: str, gpu_index: int, level: str, profiler: bool = True) -> tuple[str, int, str, bool]:
-    """The spares a runner comes from: per device, GPU, isolation level and whether it warms the profiler up (only
-    CUDA runners do, so on CPU both roles are one)."""
-    return (device, gpu_index, level, bool(profiler) and device == "cuda")
+#: Where a spare comes from: (device, GPU, isolation level, whether it warms the profiler up).
+SpareKey = tuple[str, int, str, bool]
+
+
+def spare_key(device: str, gpu_index: int, level: str, profiler: bool = True) -> SpareKey:
+    """The spares a runner comes from: per device, GPU, isolation level and role (a CPU runner has no profiler to
+    warm; its two roles are kept apart all the same, so each evaluation still finds one spare of each)."""
+    return (device, gpu_index, level, bool(profiler))
 
 
 @dataclass
@@ -277,20 +281,22 @@ class WarmRunners:
         self.spares = spares
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
-        self._idle: dict[tuple[str, int, str, bool], list[StartedRunner]] = defaultdict(list)
-        self._pending: dict[tuple[str, int, str, bool], int] = defaultdict(int)
-        self._requests: queue.SimpleQueue[tuple[str, int, str, bool] | None] = queue.SimpleQueue()
+        self._idle: dict[SpareKey, list[StartedRunner]] = defaultdict(list)
+        self._pending: dict[SpareKey, int] = defaultdict(int)
+        self._requests: queue.SimpleQueue[SpareKey | None] = queue.SimpleQueue()
         self._closed = False
         self._to_finish: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._starter = threading.Thread(target=self._spawn_spares, name="drk-warm-runners", daemon=True)
         self._starter.start()
         self.finishers = 0  # threads finishing spares' start-ups (:func:`parallel_starts` of the reservation)
-        self._add_finishers(parallel_starts(2 * spares))
+        self._add_finishers()
 
-    def _add_finishers(self, wanted: int) -> None:
+    def _add_finishers(self) -> None:
+        """As many finishing threads as :func:`parallel_starts` of both roles' spares (it only grows)."""
         with self._lock:
             if self._closed:
                 return
+            wanted = parallel_starts(2 * self.spares)
             new = range(self.finishers, wanted)
             self.finishers = max(self.finishers, wanted)
         for i in new:  # daemons: a start-up under way never delays the caller's exit
@@ -326,15 +332,15 @@ class WarmRunners:
         role)."""
         with self._lock:
             self.spares = max(self.spares, n)
-        self._add_finishers(parallel_starts(2 * self.spares))  # both roles start through the same threads
+        self._add_finishers()
 
     def warm(self, device: str, gpu_index: int, level: str) -> None:
         """Start spares of both roles for this device, GPU and level now (in the background), before the first
         evaluation asks for one."""
-        for key in dict.fromkeys(spare_key(device, gpu_index, level, p) for p in (True, False)):
-            self._top_up(key)
+        for profiler in (True, False):
+            self._top_up(spare_key(device, gpu_index, level, profiler))
 
-    def _top_up(self, key: tuple[str, int, str, bool]) -> None:
+    def _top_up(self, key: SpareKey) -> None:
         with self._lock:
             missing = self.spares - len(self._idle[key]) - self._pending[key]
             self._pending[key] += max(missing, 0)
@@ -370,7 +376,7 @@ class WarmRunners:
                     spare = None
             self._arrive(key, spare)
 
-    def _arrive(self, key: tuple[str, int, str, bool], spare: StartedRunner | None) -> None:
+    def _arrive(self, key: SpareKey, spare: StartedRunner | None) -> None:
         with self._arrived:
             self._pending[key] -= 1
             if spare is not None and not self._closed:
@@ -395,7 +401,7 @@ class WarmRunners:
             runner.kill()
 
 
-def _gpu_lock(key: tuple[str, int, str, bool]) -> Any:
+def _gpu_lock(key: SpareKey) -> Any:
     if key[0] != "cuda":
         return None
     from drk.gym.gpu_lock import GpuTimingLock

@@ -208,6 +208,7 @@ def _cross_setting(table: pd.DataFrame) -> pd.DataFrame:
     effect, or an equivalence claim); ``reported_verdict``: ``setting_dependent`` for a reproduced claim that
     does not agree."""
     key = ["claim", "metric", "variant_a", "variant_b"]
+    several_settings = table["setting"].nunique() > 1
     agree, reported = [], []
     for _, row in table.iterrows():
         same = table[(table[key] == row[key]).all(axis=1)]
@@ -221,7 +222,7 @@ def _cross_setting(table: pd.DataFrame) -> pd.DataFrame:
         pending = (row["setting"] == "main" and row["verdict"] == "reproduced" and row["direction"] != "~"
                    and (others.empty or others["effect"].isna().any() or not others["complete"].all()))
         reported.append("incomplete" if not row["complete"] else "setting_dependent" if flips
-                        else "sensitivity_pending" if pending and len(set(table["setting"])) > 1 else row["verdict"])
+                        else "sensitivity_pending" if pending and several_settings else row["verdict"])
     return table.assign(agrees_in_sensitivity=pd.array(agree, dtype="boolean"), reported_verdict=reported)
 
 
