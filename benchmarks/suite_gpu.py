@@ -67,12 +67,18 @@ def main() -> None:
         overall = timing_policy_fast_p(frame.assign(label=[p.key for p, _ in labels])).iloc[0]
         print(f"[{policy}] Fast@p of the bundled solutions: "
               + ", ".join(f"{k} {100 * overall[k]:.1f}%" for k in overall.index if k.startswith("Fast@")))
+        _write(frames, args)  # after every pass: a device call cut short keeps the passes it finished
+
+
+def _write(frames: list[pd.DataFrame], args: argparse.Namespace) -> None:
     table = pd.concat(frames, ignore_index=True)
+    done = sorted(set(zip(table.timing_policy, table.reference_mode)))
     with open(args.out, "w") as handle:
         handle.write(f"# drk bundled solutions measured by benchmarks/suite_gpu.py on {table.gpu.iloc[0]}; "
-                     f"timing policies {args.policies}; reference modes {args.reference_modes}\n")
+                     f"timing policies {args.policies}; reference modes {args.reference_modes}; passes written "
+                     f"{['/'.join(d) for d in done]}\n")
         table.to_csv(handle, index=False)
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out} ({len(table)} rows)")
 
 
 if __name__ == "__main__":

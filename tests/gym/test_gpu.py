@@ -82,7 +82,7 @@ def test_cuda_fault_is_isolated(relu2):
 def test_compile_reference_mode(relu2):
     cfg = EvalConfig(timing_trials=20, warmup=3, reference_mode="compile", timeout_s=300)
     result = evaluate(relu2, example_candidate("good"), device="cuda", config=cfg)
-    assert result.status == "correct" and result.reference_mode == "compile"
+    assert result.status == "correct" and result.reference_mode == "compile", (result.status, result.error)
     assert result.speedup is not None
 
 
