@@ -5,9 +5,12 @@
 ``test_compile_reference_mode`` failed on an H200 in two device calls of five (2026-12-01 s14, 2026-12-02 s16) and
 passed in the others: this prints the error of a failing call, which a pytest line cuts short.
 """
-import sys, time
+import sys
+import time
+
 from drk.examples import example_candidate, example_problem
 from drk.gym import EvalConfig, evaluate
+
 cfg = EvalConfig(timing_trials=20, warmup=3, reference_mode="compile", timeout_s=300)
 for i in range(int(sys.argv[1])):
     t = time.monotonic()

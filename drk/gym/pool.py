@@ -9,10 +9,10 @@ the child only around timing, keeps timings from ever overlapping on a GPU — a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,15 +25,58 @@ from drk.gym.result import EvalResult
 from drk.gym.warm import shared_runners
 
 Pair = tuple[Problem, str]
-#: How often a reference that ran out of GPU memory is retried before the result is an ``env_error``.
-ENV_RETRIES = 2
 
 
 def ran_out_of_gpu_memory(result: EvalResult) -> bool:
-    """Whether the candidate's process failed with a GPU out-of-memory error (torch's or the CUDA driver's)."""
+    """Whether an evaluation failed for GPU memory (torch's or the CUDA driver's out-of-memory error), in the
+    candidate's process or in the environment's (its reference, a runner's start, a stage of the judge)."""
     text = (result.error or "").lower()
-    return result.status == "runtime_error" and not result.env_error and (
-        "cuda out of memory" in text or "outofmemoryerror" in text or "cuda_error_out_of_memory" in text)
+    return result.status == "runtime_error" and (
+        "out of memory" in text or "outofmemoryerror" in text or "cuda_error_out_of_memory" in text)
+
+
+class MemoryGate:
+    """Per GPU, evaluations run side by side, except one retried after running out of memory: it runs alone.
+
+    Eight evaluations of a problem with 512 MB tensors filled an H200's 140 GB (2026-12-02: 10 of 45 bundled level-1
+    evaluations under a Pool of 8 failed for memory, one of them charged to its candidate). Waiting and retrying
+    side by side does not help under sustained pressure; running the retry alone does, and it also decides what a
+    candidate that still runs out is charged with: the memory was its own. A waiting lone retry keeps new
+    evaluations from starting on its GPU, so a stream of them cannot starve it. Only this pool's evaluations are
+    held back (a trainer or another pool on the same GPU is not).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._running: dict[int, int] = {}
+        self._waiting_alone: dict[int, int] = {}
+        self._alone: set[int] = set()
+
+    @contextlib.contextmanager
+    def shared(self, gpu: int) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: gpu not in self._alone and not self._waiting_alone.get(gpu))
+            self._running[gpu] = self._running.get(gpu, 0) + 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._running[gpu] -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self, gpu: int) -> Iterator[None]:
+        with self._cond:
+            self._waiting_alone[gpu] = self._waiting_alone.get(gpu, 0) + 1
+            self._cond.wait_for(lambda: gpu not in self._alone and not self._running.get(gpu))
+            self._waiting_alone[gpu] -= 1
+            self._alone.add(gpu)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._alone.discard(gpu)
+                self._cond.notify_all()
 
 
 class Pool:
@@ -64,6 +107,7 @@ class Pool:
         self._device_kind = self._describe_device()
         self._next_gpu = 0
         self._gpu_lock = threading.Lock()
+        self._memory = MemoryGate()
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -114,32 +158,31 @@ class Pool:
     def _evaluate_uncached(self, problem: Problem, candidate_src: str, config: EvalConfig) -> EvalResult:
         """One evaluation; the environment's own failures become ``env_error`` results, never exceptions.
 
-        A reference that runs out of GPU memory (other evaluations or a trainer hold it) is retried after a pause,
-        :data:`ENV_RETRIES` times: that failure says nothing about the candidate. A candidate that runs out of GPU
-        memory is retried the same way, and charged (``runtime_error``) only if it still does: on a shared GPU the
-        memory may have been other evaluations' (22 of 408 held-out evaluations of an earlier run were such failures
-        scored against the policy). A candidate that fakes the message only costs the environment the retries.
+        An evaluation that runs out of GPU memory, wherever (its reference, a runner, the candidate), is run once
+        more alone on its GPU (:class:`MemoryGate`): side by side, the memory may have been other evaluations'.
+        The second attempt's result stands: a candidate still out of memory is charged (``runtime_error``), the
+        environment's own failure is an ``env_error``. A candidate that fakes the message only costs the pool
+        one lone retry.
         """
-        for attempt in range(ENV_RETRIES + 1):
-            try:
-                if self.device == "cpu":
-                    result = evaluate(problem, candidate_src, device="cpu", config=config)
-                else:
-                    # evaluate's default timing lock is the host-wide GpuTimingLock of that GPU
-                    result = evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=self._pick_gpu())
-                if attempt < ENV_RETRIES and ran_out_of_gpu_memory(result):
-                    time.sleep(2.0 * (attempt + 1))
-                    continue
-                return result
-            except ProblemError as exc:
-                if "out of memory" in str(exc).lower() and attempt < ENV_RETRIES:
-                    time.sleep(2.0 * (attempt + 1))
-                    continue
-                return EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] {exc}", env_error=True)
-            except Exception as exc:  # noqa: BLE001 - a drk bug must not lose the rest of the batch
-                return EvalResult(status="runtime_error", problem=problem.name, env_error=True,
-                                  error=f"[drk] internal error: {type(exc).__name__}: {exc}")
-        raise AssertionError("unreachable")
+        gpu = self._pick_gpu() if self.device == "cuda" else 0
+        with self._memory.shared(gpu):
+            result = self._attempt(problem, candidate_src, config, gpu)
+        if ran_out_of_gpu_memory(result):
+            with self._memory.alone(gpu):
+                result = self._attempt(problem, candidate_src, config, gpu)
+        return result
+
+    def _attempt(self, problem: Problem, candidate_src: str, config: EvalConfig, gpu: int) -> EvalResult:
+        try:
+            if self.device == "cpu":
+                return evaluate(problem, candidate_src, device="cpu", config=config)
+            # evaluate's default timing lock is the host-wide GpuTimingLock of that GPU
+            return evaluate(problem, candidate_src, device="cuda", config=config, gpu_index=gpu)
+        except ProblemError as exc:
+            return EvalResult(status="runtime_error", problem=problem.name, error=f"[drk] {exc}", env_error=True)
+        except Exception as exc:  # noqa: BLE001 - a drk bug must not lose the rest of the batch
+            return EvalResult(status="runtime_error", problem=problem.name, env_error=True,
+                              error=f"[drk] internal error: {type(exc).__name__}: {exc}")
 
     def map(self, pairs: Iterable[Pair], config: EvalConfig | None = None) -> list[EvalResult]:
         """Evaluate every pair; results come back in input order, exactly one per pair.

@@ -52,20 +52,102 @@ def _get_inputs():""", 1)
     return Problem.from_source(source, name="oom_once")
 
 
-def test_reference_out_of_memory_is_retried_then_an_env_error(tmp_path):
+def _counting_evaluate(monkeypatch) -> list[tuple[str, float, float]]:
+    """Replace the pool's ``evaluate`` with one that records (candidate source, start, end) of every attempt."""
+    import time
+
+    import drk.gym.pool as pool_module
+
+    calls: list[tuple[str, float, float]] = []
+    real = pool_module.evaluate
+
+    def counting(problem, source, **kwargs):
+        start = time.monotonic()
+        try:
+            return real(problem, source, **kwargs)
+        finally:
+            calls.append((source, start, time.monotonic()))
+
+    monkeypatch.setattr(pool_module, "evaluate", counting)
+    return calls
+
+
+def test_reference_out_of_memory_is_retried_alone_then_an_env_error(tmp_path, monkeypatch):
+    calls = _counting_evaluate(monkeypatch)
     pool = Pool(device="cpu", workers=1, cache_dir=tmp_path / "cache", config=CONFIG, progress=False)
     retried = pool.evaluate(_oom_once_problem(tmp_path / "seen"), example_candidate("good"))
     assert retried.status == "correct" and not retried.env_error  # the second attempt found memory
-    import drk.gym.pool as pool_module
-
-    original, pool_module.ENV_RETRIES = pool_module.ENV_RETRIES, 0
-    try:
-        failed = pool.evaluate(_oom_once_problem(tmp_path / "fresh"), example_candidate("good"))
-    finally:
-        pool_module.ENV_RETRIES = original
+    assert len(calls) == 2
+    always = Problem.from_source(example_problem().source.replace(
+        "def get_inputs():", "def get_inputs():\n    raise torch.OutOfMemoryError('CUDA out of memory. Tried to "
+        "allocate 512.00 MiB')\n\ndef _unused():", 1), name="oom_always")
+    calls.clear()
+    failed = pool.evaluate(always, example_candidate("good"))
     assert failed.env_error and failed.status == "runtime_error" and "out of memory" in failed.error
-    assert pool.cache.get(cache_key(_oom_once_problem(tmp_path / "fresh"), example_candidate("good"), CONFIG,
-                                    pool._device_kind)) is None  # an environment failure is never cached
+    assert len(calls) == 2  # once side by side, once alone: then it stands
+    assert pool.cache.get(cache_key(always, example_candidate("good"), CONFIG, pool._device_kind)) is None  # an
+    # environment failure is never cached
+
+
+def test_a_candidate_out_of_gpu_memory_is_retried_alone_before_it_is_charged(problem, monkeypatch):
+    """On a shared GPU the memory may have been other evaluations': run once more alone, then charged. The lone
+    attempt overlaps no other evaluation of the pool, and the others all finish."""
+    calls = _counting_evaluate(monkeypatch)
+    oom = example_candidate("good").replace(
+        "class ModelNew(nn.Module):", "class ModelNew(nn.Module):\n"
+        "    def __call__(self, *a):\n"
+        "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')\n", 1)
+    assert "OutOfMemoryError" in oom
+    others = [example_candidate(name) for name in ("good", "wrong", "decoy")]
+    pool = Pool(device="cpu", workers=2, config=CONFIG, progress=False)
+    results = pool.map([(problem, others[0]), (problem, oom), (problem, others[1]), (problem, others[2])])
+    assert [r.status for r in results] == ["correct", "runtime_error", EXPECTED["wrong"][0], EXPECTED["decoy"][0]]
+    assert not results[1].env_error and "out of memory" in results[1].error
+    attempts = [c for c in calls if c[0] == oom]
+    assert len(attempts) == 2 and len(calls) == 5
+    _, lone_start, lone_end = attempts[1]
+    assert all(end <= lone_start or start >= lone_end for source, start, end in calls if source != oom)
+    calls.clear()
+    assert pool.evaluate(problem, example_candidate("wrong")).status == "incorrect" and len(calls) == 1
+
+
+def test_memory_gate_lets_a_waiting_lone_retry_in_before_new_evaluations():
+    """A lone retry waits for the evaluations in flight and keeps new ones out until it has run."""
+    from drk.gym.pool import MemoryGate
+
+    gate, order = MemoryGate(), []
+    first_in, release_first = threading.Event(), threading.Event()
+
+    def first():
+        with gate.shared(0):
+            order.append("first in")
+            first_in.set()
+            release_first.wait(5)
+            order.append("first out")
+
+    def lone():
+        with gate.alone(0):
+            order.append("alone")
+
+    def late():
+        with gate.shared(0):
+            order.append("late")
+
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    first_in.wait(5)
+    threads.append(threading.Thread(target=lone))
+    threads[1].start()
+    while not gate._waiting_alone.get(0):
+        threading.Event().wait(0.01)
+    threads.append(threading.Thread(target=late))
+    threads[2].start()
+    with gate.shared(1):  # another GPU is not held back
+        order.append("other gpu")
+    release_first.set()
+    for thread in threads:
+        thread.join(5)
+    assert order == ["first in", "other gpu", "first out", "alone", "late"]
 
 
 def test_cache_hits_are_identical_and_flagged(problem, tmp_path):
@@ -133,29 +215,3 @@ def test_programs_that_run_differently_never_share_a_result(problem, tmp_path):
     pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG, progress=False)
     broken, honest = pool.map([(problem, "  " + good), (problem, good)])
     assert broken.status == "compile_error" and honest.status == "correct"
-
-
-def test_a_candidate_out_of_gpu_memory_is_retried_before_it_is_charged(problem, monkeypatch):
-    """On a shared GPU the memory may have been other evaluations': retried ENV_RETRIES times, then charged."""
-    import drk.gym.pool as pool_module
-
-    calls = []
-    real = pool_module.evaluate
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pool_module, "evaluate", counting)
-    monkeypatch.setattr(pool_module.time, "sleep", lambda s: None)
-    oom = example_candidate("good").replace(
-        "class ModelNew(nn.Module):", "class ModelNew(nn.Module):\n"
-        "    def __call__(self, *a):\n"
-        "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')\n", 1)
-    assert "OutOfMemoryError" in oom
-    pool = Pool(device="cpu", workers=1, config=CONFIG, progress=False)
-    result = pool.evaluate(problem, oom)
-    assert result.status == "runtime_error" and not result.env_error and "out of memory" in result.error
-    assert len(calls) == pool_module.ENV_RETRIES + 1
-    calls.clear()
-    assert pool.evaluate(problem, example_candidate("wrong")).status == "incorrect" and len(calls) == 1
