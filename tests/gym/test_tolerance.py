@@ -1,0 +1,113 @@
+"""The correctness tolerance of the hidden input sets: legitimate TF32 rounding passes, wrong answers do not.
+
+A hidden set scales the inputs (x8 among others). Scaling atol by the output's magnitude alone failed legitimate
+TF32 kernels of four bundled problems on an H200 (2026-12-02: matmul-scale-softmax, conv-tanh, two attentions), where
+x8 inputs make the problem ill-conditioned rather than its output larger. These tests build the judge's correctness
+plan on CPU and replay it against a candidate that rounds like a TF32 kernel (inputs *and* weights), and against
+wrong ones.
+"""
+
+import types
+
+import pytest
+import torch
+
+from drk.examples import example_problem
+from drk.gym import EvalConfig
+from drk.gym import correctness as C
+from drk.gym.judge import Reference, plan_correctness, round_like_tf32
+from drk.gym.secret import SeedStream
+
+SOFTMAX_OF_MATMUL = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4096, 256)
+    def forward(self, x):
+        return torch.softmax(self.linear(x) * 24.0, dim=-1)
+def get_inputs():
+    return [torch.randn(64, 4096)]
+def get_init_inputs():
+    return []
+"""
+
+
+def _reference(source: str) -> Reference:
+    module = types.ModuleType("problem")
+    exec(source, module.__dict__)
+    if isinstance(getattr(module, "CPU_SIZES", None), dict):
+        module.__dict__.update(module.CPU_SIZES)
+    torch.manual_seed(0)
+    return Reference(module, module.Model(*module.get_init_inputs()), torch.device("cpu"), seeds=SeedStream(b"tol"))
+
+
+def _replay(ref: Reference, plan, answer, atol_scale=None) -> list[bool]:
+    """Whether each planned call's answer passes the judge's comparison (``atol_scale`` overrides the plan's)."""
+    cfg = EvalConfig()
+    passed = []
+    for i, spec in enumerate(plan.specs):
+        got = answer(ref.inputs(spec), spec.mode)
+        scale = plan.atol_scale[i] if atol_scale is None else atol_scale[i]
+        passed.append(C.compare_outputs(plan.expected[i], got, cfg.atol * scale, cfg.rtol).ok)
+    return passed
+
+
+def _tf32_model(ref: Reference):
+    twin = type(ref.model)()
+    twin.load_state_dict({k: round_like_tf32(v) for k, v in ref.model.state_dict().items()})
+
+    def answer(inputs, mode):
+        with torch.no_grad():
+            return [twin(*[round_like_tf32(x) for x in inputs])]
+    return answer
+
+
+def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
+    x = torch.tensor([1.0 + 2**-10, 1.0 + 2**-12, 1.0 + 3 * 2**-12, float("inf"), float("nan"), -2.5])
+    rounded = round_like_tf32(x)
+    assert rounded[:3].tolist() == [1.0 + 2**-10, 1.0, 1.0 + 2**-10] and rounded[5] == -2.5
+    assert rounded[3] == float("inf") and torch.isnan(rounded[4])
+    assert round_like_tf32(torch.arange(3)).tolist() == [0, 1, 2]  # integers untouched
+
+
+def test_an_ill_conditioned_hidden_set_tolerates_tf32_rounding():
+    ref = _reference(SOFTMAX_OF_MATMUL)
+    plan = plan_correctness(ref, EvalConfig())
+    x8 = [i for i, label in enumerate(plan.labels) if "x8" in label]
+    assert x8 and plan.atol_scale[x8[0]] > 2  # the softmax's output cannot grow: only its sensitivity says why
+    assert all(_replay(ref, plan, _tf32_model(ref)))
+    # what the magnitude rule alone (atol x1 here) did to the same kernel: the x8 set failed it
+    magnitude_only = [1.0] * len(plan.specs)
+    assert not _replay(ref, plan, _tf32_model(ref), magnitude_only)[x8[0]]
+
+
+@pytest.mark.parametrize("wrong", ["uniform", "base_distribution_only"])
+def test_wrong_answers_still_fail_the_hidden_sets(wrong):
+    ref = _reference(SOFTMAX_OF_MATMUL)
+    plan = plan_correctness(ref, EvalConfig())
+
+    def answer(inputs, mode):
+        x = inputs[0]
+        if wrong == "uniform":
+            return [torch.full((x.shape[0], 256), 1 / 256)]
+        # right on inputs like get_inputs' (std ~1), the softmax of a fixed-scale logit otherwise
+        with torch.no_grad():
+            return [torch.softmax(ref.model.linear(x / x.std()) * 24.0, dim=-1)]
+
+    passed = _replay(ref, plan, answer)
+    hidden = [p for p, label in zip(passed, plan.labels) if label.startswith("hidden")]
+    assert hidden and not all(hidden)
+
+
+def test_a_well_conditioned_problem_keeps_its_tolerance():
+    """relu2: x8 inputs give x8 outputs and x8 rounding; the tolerance grows by that and no more."""
+    ref = _reference(example_problem("relu2").source)
+    plan = plan_correctness(ref, EvalConfig())
+    scales = {label.split(" (")[0]: s for s, label in zip(plan.atol_scale, plan.labels)}
+    assert len(scales) == len(plan.labels) == 8  # 5 seeded trials, 3 hidden sets, none skipped
+    # x8 outputs; x8 being a power of two, rounding errors grow by exactly x8 too, but the largest of 4096 depends on
+    # whether a set has an element in a higher binade: up to x2 more
+    assert 8.0 <= scales["hidden input set 1"] <= 16.5
+    assert scales["hidden input set 2"] <= 1.5 and scales["hidden input set 3"] <= 1.5
+    assert all(scales[f"trial {i}"] == 1.0 for i in range(1, 6))
