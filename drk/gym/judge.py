@@ -379,11 +379,10 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
         # still misses by far more.
         scale = 1.0
         if hidden:
-            if base_magnitude > 0:
-                scale = max(scale, magnitude / base_magnitude)
-            if base_sensitivity > 0:
-                scale = max(scale, sensitivity / base_sensitivity)
-            if cfg.atol * scale >= magnitude:
+            by_magnitude = magnitude / base_magnitude if base_magnitude > 0 else 1.0
+            by_sensitivity = sensitivity / base_sensitivity if base_sensitivity > 0 else 1.0
+            scale = max(1.0, by_magnitude, by_sensitivity)
+            if by_sensitivity > by_magnitude and cfg.atol * scale >= magnitude:
                 continue  # so ill-conditioned that its tolerance spans the output: it could tell nothing apart
         kept.specs.append(spec)
         kept.labels.append(label)

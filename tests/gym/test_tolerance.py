@@ -111,3 +111,10 @@ def test_a_well_conditioned_problem_keeps_its_tolerance():
     assert 8.0 <= scales["hidden input set 1"] <= 16.5
     assert scales["hidden input set 2"] <= 1.5 and scales["hidden input set 3"] <= 1.5
     assert all(scales[f"trial {i}"] == 1.0 for i in range(1, 6))
+
+
+def test_integer_outputs_keep_their_hidden_sets():
+    """No float output, no tolerance to scale: every hidden set is still checked (exactly)."""
+    ref = _reference(example_problem("int_ops").source)
+    plan = plan_correctness(ref, EvalConfig())
+    assert sum(label.startswith("hidden") for label in plan.labels) == 3
