@@ -241,6 +241,17 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
     return ref
 
 
+def cpu_reference(source: str, seed: bytes = b"drk") -> Reference:
+    """A problem's reference on CPU at its ``CPU_SIZES``, with a fixed seed stream: for inspecting what the judge
+    plans (:func:`plan_correctness`) outside an evaluation. Executes the problem's code in this process."""
+    module = types.ModuleType("drk_inspected_problem")
+    exec(compile(source, "problem.py", "exec"), module.__dict__)
+    if isinstance(getattr(module, "CPU_SIZES", None), dict):
+        module.__dict__.update(module.CPU_SIZES)
+    torch.manual_seed(0)
+    return Reference(module, module.Model(*module.get_init_inputs()), torch.device("cpu"), seeds=SeedStream(seed))
+
+
 # --- the judging -----------------------------------------------------------------------------------------------
 
 

@@ -7,16 +7,13 @@ plan on CPU and replay it against a candidate that rounds like a TF32 kernel (in
 wrong ones.
 """
 
-import types
-
 import pytest
 import torch
 
 from drk.examples import example_problem
 from drk.gym import EvalConfig
 from drk.gym import correctness as C
-from drk.gym.judge import Reference, plan_correctness, round_like_tf32
-from drk.gym.secret import SeedStream
+from drk.gym.judge import Reference, cpu_reference, plan_correctness, round_like_tf32
 
 SOFTMAX_OF_MATMUL = """
 import torch, torch.nn as nn
@@ -34,12 +31,7 @@ def get_init_inputs():
 
 
 def _reference(source: str) -> Reference:
-    module = types.ModuleType("problem")
-    exec(source, module.__dict__)
-    if isinstance(getattr(module, "CPU_SIZES", None), dict):
-        module.__dict__.update(module.CPU_SIZES)
-    torch.manual_seed(0)
-    return Reference(module, module.Model(*module.get_init_inputs()), torch.device("cpu"), seeds=SeedStream(b"tol"))
+    return cpu_reference(source, b"tol")
 
 
 def _replay(ref: Reference, plan, answer, atol_scale=None) -> list[bool]:
