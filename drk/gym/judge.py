@@ -313,6 +313,8 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                        + _where(runner, inside, payload["candidate_source"]))
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
+        if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
+            out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
         for process, given in ((runner, handle), (probe_runner, probe_handle)):
             if process is not None:

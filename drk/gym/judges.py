@@ -140,6 +140,7 @@ def _between_jobs(saved_globals: dict[str, Any]) -> None:
         torch._dynamo.reset()
     if torch.cuda.is_initialized():
         torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()  # each job's judge_gpu_mb is its own
 
 
 class JudgeServer:

@@ -35,33 +35,60 @@ def ran_out_of_gpu_memory(result: EvalResult) -> bool:
         "out of memory" in text or "outofmemoryerror" in text or "cuda_error_out_of_memory" in text)
 
 
+#: An evaluation's GPU memory, as a multiple of its judge's peak: the judge and two runners hold about the same data
+#: (inputs, outputs, checksum weights, the L2 flush buffer). On an H200 (2026-12-02) processes of level-1 evaluations
+#: peaked at 10-16.6 GB each.
+PROCESSES_PER_EVALUATION = 3
+#: The share of a GPU's memory a pool plans to fill with evaluations whose size it has seen.
+GPU_MEMORY_SHARE = 0.85
+
+
 class MemoryGate:
-    """Per GPU, evaluations run side by side, except one retried after running out of memory: it runs alone.
+    """Per GPU: which evaluations may start. Side by side while the memory they are expected to need fits; alone
+    for one retried after running out of memory.
 
     Eight evaluations of a problem with 512 MB tensors filled an H200's 140 GB (2026-12-02: 10 of 45 bundled level-1
-    evaluations under a Pool of 8 failed for memory, one of them charged to its candidate). Waiting and retrying
-    side by side does not help under sustained pressure; running the retry alone does, and it also decides what a
-    candidate that still runs out is charged with: the memory was its own. A waiting lone retry keeps new
-    evaluations from starting on its GPU, so a stream of them cannot starve it. Only this pool's evaluations are
-    held back (a trainer or another pool on the same GPU is not).
+    evaluations under a Pool of 8 failed for memory, one of them charged to its candidate). So admissions are sized:
+    each evaluation states what it expects to need (the pool learns it per problem from the judges' own peaks,
+    :data:`PROCESSES_PER_EVALUATION`), and it starts when that fits in the GPU's budget beside those running, or
+    when none runs; a first evaluation of a problem needs ``0`` (unknown). Admission is first come, first served,
+    so a large evaluation is not starved by small ones. Whatever still runs out of memory is retried alone, which
+    also decides what a candidate that still runs out is charged with: the memory was its own. A waiting lone retry
+    keeps new evaluations from starting on its GPU. Only this pool's evaluations are held back (a trainer or another
+    pool on the same GPU is not).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget_bytes: dict[int, int] | None = None) -> None:
         self._cond = threading.Condition()
+        self._budget = dict(budget_bytes or {})
         self._running: dict[int, int] = {}
+        self._running_bytes: dict[int, int] = {}
+        self._queue: dict[int, list[object]] = {}
         self._waiting_alone: dict[int, int] = {}
         self._alone: set[int] = set()
 
+    def _fits(self, gpu: int, need: int) -> bool:
+        budget = self._budget.get(gpu)
+        return not self._running.get(gpu) or budget is None or self._running_bytes.get(gpu, 0) + need <= budget
+
     @contextlib.contextmanager
-    def shared(self, gpu: int) -> Iterator[None]:
+    def shared(self, gpu: int, need_bytes: int = 0) -> Iterator[None]:
+        ticket = object()
         with self._cond:
-            self._cond.wait_for(lambda: gpu not in self._alone and not self._waiting_alone.get(gpu))
+            queue = self._queue.setdefault(gpu, [])
+            queue.append(ticket)
+            self._cond.wait_for(lambda: queue[0] is ticket and gpu not in self._alone
+                                and not self._waiting_alone.get(gpu) and self._fits(gpu, need_bytes))
+            queue.pop(0)
             self._running[gpu] = self._running.get(gpu, 0) + 1
+            self._running_bytes[gpu] = self._running_bytes.get(gpu, 0) + need_bytes
+            self._cond.notify_all()  # the next in the queue may fit too
         try:
             yield
         finally:
             with self._cond:
                 self._running[gpu] -= 1
+                self._running_bytes[gpu] -= need_bytes
                 self._cond.notify_all()
 
     @contextlib.contextmanager
@@ -107,7 +134,9 @@ class Pool:
         self._device_kind = self._describe_device()
         self._next_gpu = 0
         self._gpu_lock = threading.Lock()
-        self._memory = MemoryGate()
+        self._memory = MemoryGate(self._gpu_budgets())
+        self._needs: dict[str, int] = {}  # problem source -> bytes an evaluation of it is expected to need (learned)
+        self._needs_lock = threading.Lock()
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -121,6 +150,25 @@ class Pool:
         runners.reserve(per_gpu)  # per role: an evaluation takes the candidate's runner and the probes'
         for gpu in (self.gpus if self.device == "cuda" else [0]):
             runners.warm(self.device, gpu, level)
+
+    def _gpu_budgets(self) -> dict[int, int]:
+        if self.device != "cuda":
+            return {}
+        import torch
+
+        return {g: int(GPU_MEMORY_SHARE * torch.cuda.get_device_properties(g).total_memory) for g in self.gpus}
+
+    def _need(self, problem: Problem) -> int:
+        with self._needs_lock:
+            return self._needs.get(problem.source, 0)
+
+    def _learn(self, problem: Problem, result: EvalResult) -> None:
+        """Remember the largest footprint seen for ``problem`` (from its judge's peak: trusted, never the
+        candidate's claim)."""
+        if result.judge_gpu_mb:
+            need = int(result.judge_gpu_mb * 2**20 * PROCESSES_PER_EVALUATION)
+            with self._needs_lock:
+                self._needs[problem.source] = max(self._needs.get(problem.source, 0), need)
 
     def _visible_gpus(self) -> list[int]:
         if self.device != "cuda":
@@ -149,6 +197,7 @@ class Pool:
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
+                self._learn(problem, hit)
                 return hit
         result = self._evaluate_uncached(problem, candidate_src, config)
         if self.cache is not None:
@@ -165,11 +214,12 @@ class Pool:
         one lone retry.
         """
         gpu = self._pick_gpu() if self.device == "cuda" else 0
-        with self._memory.shared(gpu):
+        with self._memory.shared(gpu, self._need(problem)):
             result = self._attempt(problem, candidate_src, config, gpu)
         if ran_out_of_gpu_memory(result):
             with self._memory.alone(gpu):
                 result = self._attempt(problem, candidate_src, config, gpu)
+        self._learn(problem, result)
         return result
 
     def _attempt(self, problem: Problem, candidate_src: str, config: EvalConfig, gpu: int) -> EvalResult:

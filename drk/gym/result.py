@@ -60,6 +60,7 @@ class EvalResult:
     settle_excess_ms: float | None = None  # median end->settled, candidate minus reference (work left running)
     timing_charge_ms: float | None = None  # GPU: unaccounted ms per call beyond the slack, added to kernel_ms
     candidate_output_bytes: int = 0  # bytes the candidate's process wrote to stdout/stderr (kept: the last 64 KiB)
+    judge_gpu_mb: float | None = None  # GPU: the judge process's peak reserved memory (how a Pool sizes admissions)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

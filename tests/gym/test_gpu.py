@@ -76,7 +76,10 @@ def test_unwritten_output_never_passes_on_gpu(relu2):
 def test_cuda_fault_is_isolated(relu2):
     result = evaluate(relu2, ILLEGAL_ACCESS, device="cuda", config=FAST)
     assert result.status == "runtime_error", (result.status, result.error)
-    assert evaluate(relu2, example_candidate("good"), device="cuda", config=FAST).status == "correct"
+    good = evaluate(relu2, example_candidate("good"), device="cuda", config=FAST)
+    assert good.status == "correct"
+    # the judge's own peak, what a Pool sizes its admissions by: relu2's 256 MB input and output at least
+    assert good.judge_gpu_mb is not None and good.judge_gpu_mb >= 512
 
 
 def test_compile_reference_mode(relu2):
