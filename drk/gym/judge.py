@@ -20,6 +20,7 @@ candidate's claim: it can add hack reasons and shape the profiling ratio, never 
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import mmap
 import os
@@ -219,16 +220,8 @@ class Reference:
 
 
 def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.device) -> Reference:
-    module = types.ModuleType(f"drk_reference_{payload['problem_name']}")
-    module.__file__ = payload["problem_path"]
-    exec(compile(payload["problem_source"], payload["problem_path"], "exec"), module.__dict__)  # trusted problem
-    if device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
-        module.__dict__.update(module.CPU_SIZES)
-    torch.manual_seed(cfg.seed)
-    init_inputs = list(module.get_init_inputs())
-    torch.manual_seed(cfg.seed)
-    with torch.device(device):
-        model = module.Model(*init_inputs).to(device)
+    module, model = _module_and_model(payload["problem_source"], payload["problem_path"], payload["problem_name"],
+                                      cfg, device)
     seeds = SeedStream(evaluation_key(bytes.fromhex(payload["secret"]), payload["problem_source"],
                                       payload["candidate_source"], payload["config"], payload["device"]))
     ref = Reference(module, model, device, seeds=seeds, digest_seed=seeds.next(31))
@@ -241,15 +234,28 @@ def build_reference(payload: dict[str, Any], cfg: EvalConfig, device: torch.devi
     return ref
 
 
-def cpu_reference(source: str, seed: bytes = b"drk") -> Reference:
-    """A problem's reference on CPU at its ``CPU_SIZES``, with a fixed seed stream: for inspecting what the judge
-    plans (:func:`plan_correctness`) outside an evaluation. Executes the problem's code in this process."""
-    module = types.ModuleType("drk_inspected_problem")
-    exec(compile(source, "problem.py", "exec"), module.__dict__)
-    if isinstance(getattr(module, "CPU_SIZES", None), dict):
+def cpu_reference(source: str, seed: bytes = b"drk", cfg: EvalConfig | None = None) -> Reference:
+    """A problem's reference on CPU at its ``CPU_SIZES``, built as an evaluation builds it but with a fixed seed
+    stream: for inspecting what the judge plans (:func:`plan_correctness`) outside an evaluation. Executes the
+    problem's code in this process."""
+    device = torch.device("cpu")
+    module, model = _module_and_model(source, "problem.py", "inspected", cfg or EvalConfig(), device)
+    return Reference(module, model, device, seeds=SeedStream(seed))
+
+
+def _module_and_model(source: str, path: str, name: str, cfg: EvalConfig,
+                      device: torch.device) -> tuple[types.ModuleType, torch.nn.Module]:
+    module = types.ModuleType(f"drk_reference_{name}")
+    module.__file__ = path
+    exec(compile(source, path, "exec"), module.__dict__)  # trusted problem
+    if device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
         module.__dict__.update(module.CPU_SIZES)
-    torch.manual_seed(0)
-    return Reference(module, module.Model(*module.get_init_inputs()), torch.device("cpu"), seeds=SeedStream(seed))
+    torch.manual_seed(cfg.seed)
+    init_inputs = list(module.get_init_inputs())
+    torch.manual_seed(cfg.seed)
+    with torch.device(device):
+        model = module.Model(*init_inputs).to(device)
+    return module, model
 
 
 # --- the judging -----------------------------------------------------------------------------------------------
@@ -372,15 +378,18 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     for spec, label in zip(specs, labels):
         inputs = ref.inputs(spec)
         digests = rounds.digest_values(inputs, ref.digest_seed)
+        # eval passes: how far the reference itself moves when its inputs are rounded as a TF32 kernel rounds them
+        # (the seeded trials' largest is the baseline cfg.atol was chosen for; a max over elements is noisy, so
+        # over several trials), asked of a copy made before the call, so that a reference whose state changes in
+        # a call (a buffer, an attribute) is called exactly as often as the candidate will be
+        twin = _twin(ref.model) if cfg.hidden_inputs and spec.mode == "eval" else None
         expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
+        sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
+        del twin
         hidden = spec.scale != 1.0 or spec.shift != 0.0
         if hidden and not all(_finite(x) for x in expected):
             continue
         magnitude = _magnitude(expected)
-        # eval passes: how far the reference itself moves when its inputs are rounded as a TF32 kernel rounds them
-        # (the seeded trials' largest is the baseline cfg.atol was chosen for; a max over elements is noisy, so
-        # over several trials)
-        sensitivity = _rounding_sensitivity(ref.model, inputs, expected, spec.mode) if spec.mode == "eval" else 0.0
         if not hidden:
             base_magnitude = max(base_magnitude, magnitude)
             base_sensitivity = max(base_sensitivity, sensitivity)
@@ -407,24 +416,43 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
 
 
 def round_like_tf32(x: Any) -> Any:
-    """A float tensor with its mantissa rounded to TF32's 10 bits (to nearest; non-finite values kept); anything
-    else unchanged. What a TF32 matmul does to its operands, applied to a problem's inputs."""
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+    """A float32 tensor with its mantissa rounded to TF32's 10 bits (to nearest, ties away from zero, as Triton's
+    ``cvt.rna``; non-finite values kept); anything else unchanged (TF32 applies to float32 only). What a TF32
+    matmul does to its operands, applied to a problem's inputs. One copy of ``x`` and a mask: inputs can be large."""
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
         return x
-    bits = x.detach().to(torch.float32).contiguous().view(torch.int32)
-    rounded = ((bits + 0x1000) & -0x2000).view(torch.float32).to(x.dtype)
-    return torch.where(torch.isfinite(x), rounded, x)
+    x = x.detach()
+    rounded = x.clone(memory_format=torch.contiguous_format)
+    rounded.view(torch.int32).add_(0x1000).bitwise_and_(-0x2000)
+    nonfinite = ~torch.isfinite(x)
+    if bool(nonfinite.any()):
+        rounded[nonfinite] = x[nonfinite]
+    return rounded
 
 
-def _rounding_sensitivity(model: Any, inputs: list[Any], expected: list[Any], mode: str) -> float:
-    """Largest absolute change of the reference's float outputs when its inputs are rounded like TF32."""
-    moved = rounds.call_model(model, [round_like_tf32(x) for x in inputs], mode)
+def _twin(model: Any) -> Any:
+    try:
+        return copy.deepcopy(model)
+    except Exception:  # noqa: BLE001 - a model that cannot be copied keeps the magnitude rule alone
+        return None
+
+
+def _rounding_sensitivity(twin: Any, inputs: list[Any], expected: list[Any], mode: str,
+                          device: torch.device) -> float:
+    """Largest absolute change of the reference's float outputs when its inputs are rounded like TF32; ``0.0``
+    (unknown: the magnitude rule alone) when the rounded call fails (float indices rounded past a table's end)."""
+    try:
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            moved = rounds.call_model(twin, [round_like_tf32(x) for x in inputs], mode)
+    except Exception:  # noqa: BLE001 - the problem's code on inputs it was never meant to see
+        return 0.0
     worst = 0.0
     for a, b in zip(expected, moved):
         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.is_floating_point() \
-                and a.shape == b.shape and a.numel():
-            diff = (a.detach() - b.detach()).abs()
+                and a.shape == b.shape and a.dtype == b.dtype and a.numel():
+            diff = (a.detach() - b.detach()).abs_()
             worst = max(worst, float(diff.masked_fill_(~torch.isfinite(diff), 0).max()))
+            del diff
     return worst
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +42,9 @@ def ran_out_of_gpu_memory(result: EvalResult) -> bool:
 PROCESSES_PER_EVALUATION = 3
 #: The share of a GPU's memory a pool plans to fill with evaluations whose size it has seen.
 GPU_MEMORY_SHARE = 0.85
+#: Seconds a lone retry waits once the GPU is its own: the processes of the evaluations that just ended (its own
+#: first attempt among them) were killed, and the driver frees their memory asynchronously.
+LONE_RETRY_PAUSE_S = 2.0
 
 
 class MemoryGate:
@@ -77,8 +81,13 @@ class MemoryGate:
         with self._cond:
             queue = self._queue.setdefault(gpu, [])
             queue.append(ticket)
-            self._cond.wait_for(lambda: queue[0] is ticket and gpu not in self._alone
-                                and not self._waiting_alone.get(gpu) and self._fits(gpu, need_bytes))
+            try:
+                self._cond.wait_for(lambda: queue[0] is ticket and gpu not in self._alone
+                                    and not self._waiting_alone.get(gpu) and self._fits(gpu, need_bytes))
+            except BaseException:  # interrupted while waiting (KeyboardInterrupt): never block those behind
+                queue.remove(ticket)
+                self._cond.notify_all()
+                raise
             queue.pop(0)
             self._running[gpu] = self._running.get(gpu, 0) + 1
             self._running_bytes[gpu] = self._running_bytes.get(gpu, 0) + need_bytes
@@ -95,8 +104,11 @@ class MemoryGate:
     def alone(self, gpu: int) -> Iterator[None]:
         with self._cond:
             self._waiting_alone[gpu] = self._waiting_alone.get(gpu, 0) + 1
-            self._cond.wait_for(lambda: gpu not in self._alone and not self._running.get(gpu))
-            self._waiting_alone[gpu] -= 1
+            try:
+                self._cond.wait_for(lambda: gpu not in self._alone and not self._running.get(gpu))
+            finally:
+                self._waiting_alone[gpu] -= 1
+                self._cond.notify_all()
             self._alone.add(gpu)
         try:
             yield
@@ -218,6 +230,8 @@ class Pool:
             result = self._attempt(problem, candidate_src, config, gpu)
         if ran_out_of_gpu_memory(result):
             with self._memory.alone(gpu):
+                if self.device == "cuda":  # killed processes free their GPU memory a moment after they are gone
+                    time.sleep(LONE_RETRY_PAUSE_S)
                 result = self._attempt(problem, candidate_src, config, gpu)
         self._learn(problem, result)
         return result

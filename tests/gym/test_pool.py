@@ -274,3 +274,42 @@ def test_pool_learns_a_problems_memory_from_its_judges_peak(problem, monkeypatch
     pool.evaluate(problem, example_candidate("wrong"))
     assert pool._need(problem) == expected  # a smaller peak does not shrink it
     assert pool._need(example_problem("matmul")) == 0
+
+
+@pytest.mark.parametrize("kind", ["shared", "alone"])
+def test_an_interrupted_wait_never_blocks_the_gate(kind):
+    """A thread interrupted while it waits (Ctrl-C in Pool.evaluate) leaves no ticket or waiting mark behind."""
+    from drk.gym.pool import MemoryGate
+
+    gate = MemoryGate({0: 10})
+    holder_in, release = threading.Event(), threading.Event()
+
+    def holder():
+        with gate.shared(0, 8):
+            holder_in.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert holder_in.wait(5)
+    real_wait_for = gate._cond.wait_for
+
+    def interrupted(predicate, timeout=None):
+        gate._cond.wait_for = real_wait_for
+        raise KeyboardInterrupt
+
+    gate._cond.wait_for = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        with (gate.shared(0, 8) if kind == "shared" else gate.alone(0)):
+            pass
+    release.set()
+    thread.join(5)
+    admitted = threading.Event()
+
+    def later():
+        with gate.shared(0, 8):
+            admitted.set()
+
+    threading.Thread(target=later).start()
+    assert admitted.wait(5)
+    assert not gate._queue[0] and not gate._waiting_alone.get(0)

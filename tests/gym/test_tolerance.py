@@ -110,3 +110,71 @@ def test_integer_outputs_keep_their_hidden_sets():
     ref = _reference(example_problem("int_ops").source)
     plan = plan_correctness(ref, EvalConfig())
     assert sum(label.startswith("hidden") for label in plan.labels) == 3
+
+
+def test_only_float32_is_rounded():
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):
+        x = torch.tensor([1e-3, 1.0 + 2**-7, 3.0], dtype=dtype)
+        assert torch.equal(round_like_tf32(x), x)
+    assert torch.equal(round_like_tf32(torch.tensor([1e300], dtype=torch.float64)),
+                       torch.tensor([1e300], dtype=torch.float64))
+    # non-contiguous and 0-dim float32 tensors round like their contiguous copies
+    x = torch.randn(6, 4).t()
+    assert torch.equal(round_like_tf32(x), round_like_tf32(x.contiguous()))
+    assert round_like_tf32(torch.tensor(1.0 + 2**-12)).item() == 1.0
+
+
+STATEFUL = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+        self.python_calls = 0
+    def forward(self, x):
+        self.calls += 1
+        self.python_calls += 1
+        return x * self.calls + self.python_calls
+def get_inputs():
+    return [torch.randn(64)]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("hidden_inputs", [True, False])
+def test_a_stateful_reference_is_called_once_per_planned_call(hidden_inputs):
+    """The sensitivity asks a copy: the reference's state advances exactly as a candidate's will (a reviewer's
+    counter model was 7 calls of 8 out of step once the extra calls went to the reference itself)."""
+    cfg = EvalConfig(hidden_inputs=hidden_inputs)
+    ref = _reference(STATEFUL)
+    plan = plan_correctness(ref, cfg)
+    assert ref.model.python_calls == len(plan.specs)
+    twin = type(ref.model)()
+    from drk.gym import rounds
+
+    for i, spec in enumerate(plan.specs):
+        got = rounds.call_model(twin, ref.inputs(spec), spec.mode)
+        assert C.compare_outputs(plan.expected[i], got, cfg.atol * plan.atol_scale[i], cfg.rtol).ok, plan.labels[i]
+
+
+INDEX_BY_VALUE = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(5000.0))
+    def forward(self, x):
+        if bool((x == 5000).any()):  # as indexing past the table's end would
+            raise IndexError("index 5000 is out of bounds for dimension 0 with size 5000")
+        return x * 2
+def get_inputs():
+    return [torch.full((16,), 4999.0)]  # TF32 rounds 4999 to 5000
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_reference_that_fails_on_rounded_inputs_keeps_the_magnitude_rule():
+    plan = plan_correctness(_reference(INDEX_BY_VALUE), EvalConfig())
+    assert len(plan.specs) >= 5 and all(scale >= 1.0 for scale in plan.atol_scale)
