@@ -129,8 +129,11 @@ def test_live_verdicts_answer_like_the_table(pool, verdicts, tmp_path):
     table = load_verdicts(write_table(verdicts, tmp_path / "v.csv", {}))
     live = LiveVerdicts(pool, CONFIG)
     for problem, program in ((SOFTMAX, "LAZY"), (REDUCE, "SPLIT BL W4"), (SOFTMAX, "FUSE BL W4 DROP")):
-        answer = live.verdict(problem, program)
-        assert answer == table.verdict(problem, program) and answer.cached  # the same evaluation, from the cache
+        answer, expected = live.verdict(problem, program), table.verdict(problem, program)
+        if expected.timing_flag:  # host-load evidence is never cached (drk.gym.cache.UNCACHED_REASONS): judged
+            assert not answer.cached and answer.status == expected.status  # again, to the same status
+        else:
+            assert answer == expected and answer.cached  # the same evaluation, from the cache
     assert live.verdict(SOFTMAX, "LAZY W4").status == "compile_error"
 
 
