@@ -16,8 +16,9 @@
 #   bash benchmarks/gpu_all.sh live     the mini2 live check (issue 12): one RL run on the table (TABLE, default
 #                                       results/mini2/verdicts.csv) and once judged live, compared (LIVE_STEPS, LIVE_TASKS)
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv; Table 2's
-#                                       oracle row: SUITE_POLICIES=drk SUITE_MODES="eager compile"), with
-#                                       evaluations/min and seconds per stage
+#                                       oracle row: SUITE_POLICIES=drk SUITE_MODES=compile SUITE_APPEND=1 in a call
+#                                       of its own, after the eager pass is committed), with evaluations/min and
+#                                       seconds per stage
 #   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
 #   Run from the repository root with drk importable (PYTHONPATH=$PWD).
 set -u
@@ -83,9 +84,11 @@ live)
   timeout "${LIVE_S:-540}" python3 -m drk.mini2 live-check --steps "${LIVE_STEPS:-2}" --out "$OUT/live" \
     --set table="${TABLE:-results/mini2/verdicts.csv}" --set train_tasks="${LIVE_TASKS:-0-5}" > "$OUT/live.log" 2>&1
   echo "live check exit $?"; tail -25 "$OUT/live.log" ;;
-suite)
+suite)  # SUITE_APPEND=1: start from the committed drk/problems/gpu_results.csv and keep its other passes
+  if [ "${SUITE_APPEND:-0}" = 1 ]; then cp drk/problems/gpu_results.csv "$OUT/gpu_results.csv"; fi
   timeout 560 python3 benchmarks/suite_gpu.py --policies ${SUITE_POLICIES:-drk authors} \
     --reference-modes ${SUITE_MODES:-eager} --workers 8 --out "$OUT/gpu_results.csv" \
-    > "$OUT/suite.log" 2>&1; echo "suite exit $?"; grep -E "^\[|wrote" "$OUT/suite.log" ;;
+    $([ "${SUITE_APPEND:-0}" = 1 ] && echo --append) > "$OUT/suite.log" 2>&1; echo "suite exit $?"
+  grep -E "^\[|wrote" "$OUT/suite.log" ;;
 *) echo "usage: bash benchmarks/gpu_all.sh cv|noise|checks|tests|rate|scaling|mini2|live|suite" >&2; exit 2 ;;
 esac

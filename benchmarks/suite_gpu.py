@@ -1,7 +1,7 @@
 """Measure every bundled solution on the GPU; write ``drk/problems/gpu_results.csv``.
 
     python benchmarks/suite_gpu.py [--out drk/problems/gpu_results.csv] [--workers 4] [--policies drk authors]
-        [--reference-modes eager compile]
+        [--reference-modes eager compile] [--append]
 
 Each row: problem, level, kind (fused/lazy), timing policy, status, speedup, profiling ratio (coverage), reference
 and kernel medians (ms), the GPU, the timing backend. Evaluations per minute are printed at the end, and, per timing
@@ -29,7 +29,12 @@ def main() -> None:
     parser.add_argument("--policies", nargs="+", default=["drk"], choices=["drk", "authors"])
     parser.add_argument("--kinds", nargs="+", default=["fused", "lazy"], choices=["fused", "lazy"])
     parser.add_argument("--reference-modes", nargs="+", default=["eager"], choices=["eager", "compile"])
+    parser.add_argument("--append", action="store_true",
+                        help="keep the passes already in --out that this run does not measure (one device call per "
+                             "reference mode: the two do not fit in one 10-minute call); their rows are kept, the "
+                             "file's comment lines are not")
     args = parser.parse_args()
+    kept = _earlier_passes(args) if args.append else []
     problems = load_problems(args.spec)
     pairs, labels = [], []
     for problem in problems:
@@ -67,7 +72,19 @@ def main() -> None:
         overall = timing_policy_fast_p(frame.assign(label=[p.key for p, _ in labels])).iloc[0]
         print(f"[{policy}] Fast@p of the bundled solutions: "
               + ", ".join(f"{k} {100 * overall[k]:.1f}%" for k in overall.index if k.startswith("Fast@")))
-        _write(frames, args)  # after every pass: a device call cut short keeps the passes it finished
+        _write(kept + frames, args)  # after every pass: a device call cut short keeps the passes it finished
+
+
+def _earlier_passes(args: argparse.Namespace) -> list[pd.DataFrame]:
+    """The rows of ``--out`` from passes (timing policy, reference mode) this run does not repeat."""
+    try:
+        earlier = pd.read_csv(args.out, comment="#")
+    except FileNotFoundError:
+        return []
+    if "reference_mode" not in earlier:  # written before the column existed: eager only
+        earlier.insert(4, "reference_mode", "eager")
+    repeated = earlier.timing_policy.isin(args.policies) & earlier.reference_mode.isin(args.reference_modes)
+    return [earlier[~repeated]] if (~repeated).any() else []
 
 
 def _write(frames: list[pd.DataFrame], args: argparse.Namespace) -> None:
