@@ -84,9 +84,11 @@ live)
   timeout "${LIVE_S:-540}" python3 -m drk.mini2 live-check --steps "${LIVE_STEPS:-2}" --out "$OUT/live" \
     --set table="${TABLE:-results/mini2/verdicts.csv}" --set train_tasks="${LIVE_TASKS:-0-5}" > "$OUT/live.log" 2>&1
   echo "live check exit $?"; tail -25 "$OUT/live.log" ;;
-suite)  # SUITE_APPEND=1: start from the committed drk/problems/gpu_results.csv and keep its other passes
+suite)  # SUITE_APPEND=1: start from the committed drk/problems/gpu_results.csv and keep the rows not re-measured;
+        # SUITE_SPEC=drk:level1 (etc.) measures one level: a pass split over device calls
   if [ "${SUITE_APPEND:-0}" = 1 ]; then cp drk/problems/gpu_results.csv "$OUT/gpu_results.csv"; fi
-  timeout 560 python3 benchmarks/suite_gpu.py --policies ${SUITE_POLICIES:-drk authors} \
+  timeout "${SUITE_S:-560}" python3 benchmarks/suite_gpu.py --spec "${SUITE_SPEC:-drk:all}" \
+    --policies ${SUITE_POLICIES:-drk authors} \
     --reference-modes ${SUITE_MODES:-eager} --workers 8 --out "$OUT/gpu_results.csv" \
     $([ "${SUITE_APPEND:-0}" = 1 ] && echo --append) > "$OUT/suite.log" 2>&1; echo "suite exit $?"
   grep -E "^\[|wrote" "$OUT/suite.log" ;;

@@ -30,11 +30,10 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=["fused", "lazy"], choices=["fused", "lazy"])
     parser.add_argument("--reference-modes", nargs="+", default=["eager"], choices=["eager", "compile"])
     parser.add_argument("--append", action="store_true",
-                        help="keep the passes already in --out that this run does not measure (one device call per "
-                             "reference mode: the two do not fit in one 10-minute call); their rows are kept, the "
-                             "file's comment lines are not")
+                        help="keep the rows already in --out that this run does not measure again (another "
+                             "reference mode or level in a device call of its own: a 10-minute call fits about one "
+                             "pass); their rows are kept, the file's comment lines are not")
     args = parser.parse_args()
-    kept = _earlier_passes(args) if args.append else []
     problems = load_problems(args.spec)
     pairs, labels = [], []
     for problem in problems:
@@ -43,6 +42,7 @@ def main() -> None:
             if source:
                 pairs.append((problem, source))
                 labels.append((problem, kind))
+    kept = _earlier_rows(args, {(p.key, kind) for p, kind in labels}) if args.append else []
     frames = []
     for policy, mode in [(p, m) for m in args.reference_modes for p in args.policies]:
         config = EvalConfig(timeout_s=300, timing_policy=policy, reference_mode=mode)
@@ -75,15 +75,18 @@ def main() -> None:
         _write(kept + frames, args)  # after every pass: a device call cut short keeps the passes it finished
 
 
-def _earlier_passes(args: argparse.Namespace) -> list[pd.DataFrame]:
-    """The rows of ``--out`` from passes (timing policy, reference mode) this run does not repeat."""
+def _earlier_rows(args: argparse.Namespace, measured: set[tuple[str, str]]) -> list[pd.DataFrame]:
+    """The rows of ``--out`` this run does not measure again: other passes (timing policy, reference mode), or other
+    solutions (``--spec drk:level2`` after ``drk:level1``, to split a pass over device calls)."""
     try:
         earlier = pd.read_csv(args.out, comment="#")
     except FileNotFoundError:
         return []
     if "reference_mode" not in earlier:  # written before the column existed: eager only
         earlier.insert(4, "reference_mode", "eager")
-    repeated = earlier.timing_policy.isin(args.policies) & earlier.reference_mode.isin(args.reference_modes)
+    repeated = (earlier.timing_policy.isin(args.policies) & earlier.reference_mode.isin(args.reference_modes)
+                & pd.Series([(label, kind) in measured for label, kind in zip(earlier.label, earlier.kind)],
+                            index=earlier.index))
     return [earlier[~repeated]] if (~repeated).any() else []
 
 
