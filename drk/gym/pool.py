@@ -38,7 +38,7 @@ def ran_out_of_gpu_memory(result: EvalResult) -> bool:
 
 #: An evaluation's GPU memory, as a multiple of its judge's peak: the judge and two runners hold about the same data
 #: (inputs, outputs, checksum weights, the L2 flush buffer). On an H200 (2026-12-02) processes of level-1 evaluations
-#: peaked at 10-16.6 GB each.
+#: peaked at 10-16 GiB each (nvidia-smi).
 PROCESSES_PER_EVALUATION = 3
 #: The share of a GPU's memory a pool plans to fill with evaluations whose size it has seen.
 GPU_MEMORY_SHARE = 0.85
@@ -51,7 +51,7 @@ class MemoryGate:
     """Per GPU: which evaluations may start. Side by side while the memory they are expected to need fits; alone
     for one retried after running out of memory.
 
-    Eight evaluations of a problem with 512 MB tensors filled an H200's 140 GB (2026-12-02: 10 of 45 bundled level-1
+    Eight evaluations of problems with 512 MB tensors filled an H200's 139.8 GiB (2026-12-02: 10 of 45 bundled level-1
     evaluations under a Pool of 8 failed for memory, one of them charged to its candidate). So admissions are sized:
     each evaluation states what it expects to need (the pool learns it per problem from the judges' own peaks,
     :data:`PROCESSES_PER_EVALUATION`), and it starts when that fits in the GPU's budget beside those running, or
@@ -206,14 +206,12 @@ class Pool:
         """One pair, through the cache; never raises (a broken reference becomes a ``runtime_error``)."""
         config = config or self.config
         key = cache_key(problem, candidate_src, config, self._device_kind)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self._learn(problem, hit)
-                return hit
-        result = self._evaluate_uncached(problem, candidate_src, config)
-        if self.cache is not None:
-            self.cache.put(key, result)
+        result = self.cache.get(key) if self.cache is not None else None
+        if result is None:
+            result = self._evaluate_uncached(problem, candidate_src, config)
+            if self.cache is not None:
+                self.cache.put(key, result)
+        self._learn(problem, result)  # a cached result's judge peak counts as much as a fresh one's
         return result
 
     def _evaluate_uncached(self, problem: Problem, candidate_src: str, config: EvalConfig) -> EvalResult:
@@ -233,7 +231,6 @@ class Pool:
                 if self.device == "cuda":  # killed processes free their GPU memory a moment after they are gone
                     time.sleep(LONE_RETRY_PAUSE_S)
                 result = self._attempt(problem, candidate_src, config, gpu)
-        self._learn(problem, result)
         return result
 
     def _attempt(self, problem: Problem, candidate_src: str, config: EvalConfig, gpu: int) -> EvalResult:
