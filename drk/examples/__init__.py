@@ -93,6 +93,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_area_resize": ("incorrect", None),  # a wrong kernel; its grow/shrink of the sealed area fail (EPERM)
     # Session 14: a third attacker review.
     "attack_where_int_digits": ("runtime_error", None),  # a forged 5000-digit line number broke the judge's parse
+    # Session 16: the hidden sets' tolerance now scales with the reference's TF32 sensitivity; it must not let a
+    # distribution-specialised answer through.
+    "attack_distribution_special": ("incorrect", None),  # right on randn-like inputs only: the x8 set catches it
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),
