@@ -96,6 +96,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 16: the hidden sets' tolerance now scales with the reference's TF32 sensitivity; it must not let a
     # distribution-specialised answer through.
     "attack_distribution_special": ("incorrect", None),  # right on randn-like inputs only: the x8 set catches it
+    # Session 17: a fourth attacker review.
+    "attack_pipe_stall": ("timeout", None),  # stops reading its requests: the judge's blocking write once hung it
+    "attack_tail_backtrack": ("runtime_error", None),  # a 64 KiB crash line that made the judge's parse take seconds
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

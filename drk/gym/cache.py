@@ -31,12 +31,16 @@ UNCACHED_REASONS = frozenset({"timing_mismatch"})
 
 
 def cache_key(problem: Problem, candidate_src: str, config: EvalConfig, device_kind: str) -> str:
-    """SHA-256 over what decides the verdict (prose around the code does not change the key)."""
+    """SHA-256 over what decides the verdict (prose around the code does not change the key).
+
+    The code is keyed exactly as extracted, the text :func:`drk.gym.evaluate` runs: two programs that run differently
+    must never share a result. Stripping leading whitespace once served a broken reply `correct`; stripping trailing
+    whitespace did too (``str.rstrip`` also strips U+00A0 and other characters Python refuses, and a trailing
+    backslash's newlines: attacker review, 2026-12-02).
+    """
     code = extract_code(candidate_src) if isinstance(candidate_src, str) else None
     payload = json.dumps(
-        # trailing whitespace only: leading whitespace changes what runs (an indented first line does not compile),
-        # and two programs that run differently must never share a result (a broken reply was once served `correct`)
-        {"problem": problem.source, "code": code.rstrip() if code is not None else candidate_src,
+        {"problem": problem.source, "code": code if code is not None else candidate_src,
          "config": config.to_dict(),
          "device": device_kind, "drk": __version__},
         sort_keys=True, default=str,

@@ -78,17 +78,22 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     taking = time.monotonic()
     try:
         level = available_level(config.isolation).level  # probed once per caller process
+        shared_runners().warm(kind, gpu_index, level)  # a probe runner of this kind starts now, if none is spare
         runner = shared_runners().take(kind, gpu_index, level)
-        try:
-            probe_runner = shared_runners().take(kind, gpu_index, level, profiler=False)  # probes never profile
-        except OSError:
-            runner.kill()
-            raise
     except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
         failure = EvalResult(status="runtime_error", error=f"[drk] environment failure: no candidate sandbox: {exc}",
                              env_error=True)
         return _without_judge(failure, problem, config, kind, start)
-    runners_s = time.monotonic() - taking  # waiting for two started runners (a pool's spares can run short)
+    runners_s = time.monotonic() - taking  # waiting for a started runner (a pool's spares can run short)
+    probe_runners: list[Any] = []
+
+    def probe_runner() -> Any:
+        """The probe runner, taken only when the judge asks (the candidate passed its correctness checks)."""
+        if probe_runners:
+            raise OSError("an evaluation has one probe runner")
+        probe_runners.append(shared_runners().take(kind, gpu_index, level, profiler=False))  # probes never profile
+        return probe_runners[0].handle
+
     payload = {
         "problem_source": problem.source,
         "problem_name": problem.name,
@@ -105,12 +110,12 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
 
     try:
         # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
-        outcome = shared_judges().run(kind, gpu_index, payload, timing_lock, [runner.handle, probe_runner.handle],
-                                      2 * config.timeout_s + 120)
+        outcome = shared_judges().run(kind, gpu_index, payload, timing_lock, [runner.handle],
+                                      2 * config.timeout_s + 120, more_runner=probe_runner)
     finally:
         judged = time.monotonic()
-        runner.kill()  # whatever the judge did: the candidate's processes never outlive their evaluation
-        probe_runner.kill()
+        for process in (runner, *probe_runners):  # whatever the judge did: the candidate's processes never
+            process.kill()  # outlive their evaluation
     result = _result_from_outcome(outcome, problem, config, kind, static_reasons)
     result.elapsed_s = time.monotonic() - start
     # the caller's own waits, beside the judge's stages: where an evaluation's time went when the stages don't add up

@@ -31,7 +31,7 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,10 @@ class Verdict(Exception):
 #: The largest per-kernel time (ms) taken from a runner's profile claim.
 MAX_KERNEL_MS = 1e6
 
+#: Seconds of a probe runner's start-up (after the caller gave it: importing torch and Triton, a CUDA context) not
+#: counted as the candidate's time (at most its ``timeout_s``); see ``Session._probe_runner``.
+PROBE_START_GRACE_S = 60.0
+
 #: The longest a request to a runner holds the GPU lock shared before its answer starts (see RunnerProcess.request).
 SHARED_HOLD_S = 2.0
 
@@ -95,6 +99,7 @@ class RunnerProcess:
         self.tail = bytearray()
         self.output_bytes = 0
         self.output = handle.output
+        os.set_blocking(self.to_runner, False)  # requests are written against a deadline (wire.write_within)
         self.area = self._map_area(getattr(handle, "area", -1))
         self._stop = threading.Event()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
@@ -143,17 +148,19 @@ class RunnerProcess:
         works, but for at most :data:`SHARED_HOLD_S` before its answer starts: a candidate stuck in a request (a hung
         kernel) must not keep every other evaluation's timing waiting."""
         limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
+        frame = wire.encode_frame(header)
         with contextlib.ExitStack() as hold:
             waiting = time.monotonic()
             hold.enter_context(gpu_shared(gpu_lock))
             # time spent waiting for another evaluation's timing is not this candidate's: its limit moves with it
             self.deadline += time.monotonic() - waiting
-            try:
-                wire.send_frame(self.to_runner, header)
-            except OSError:
-                raise wire.WireError("the candidate's process closed its pipe") from None
-            if gpu_lock is None or wire.readable(self.from_runner, SHARED_HOLD_S):
+            # a runner that does not read its requests holds neither the judge nor (beyond SHARED_HOLD_S) the lock
+            unsent = wire.write_within(self.to_runner, frame, min(self.deadline, time.monotonic() + SHARED_HOLD_S)
+                                       if gpu_lock is not None else self.deadline)
+            if not unsent and (gpu_lock is None or wire.readable(self.from_runner, SHARED_HOLD_S)):
                 return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
+        if unsent and wire.write_within(self.to_runner, unsent, self.deadline):
+            raise wire.WireTimeout("the candidate's process did not read the judge's request in time")
         return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
 
     def exit_description(self) -> str:
@@ -163,21 +170,8 @@ class RunnerProcess:
 
     def output_tail(self, candidate_path: str, source: str, max_lines: int = 4) -> str:
         """The candidate's own frames from a faulthandler dump in its output ('' when there are none)."""
-        import re
-
         self._drain.join(timeout=1.0)  # a dead process's last words are still in the pipe
-        text = bytes(self.tail).decode(errors="replace")
-        lines = source.splitlines()
-        frames = []
-        for line in text.splitlines():
-            # the dump is the candidate's text: a line number of 5000 digits made int() raise in the judge, and the
-            # wrong answer that printed it an uncharged env_error (attacker review, 2026-12-01)
-            match = re.search(r'File "(.+)", line (\d{1,9}) in (\S+)', line)
-            if match and match.group(1) == candidate_path:
-                number = int(match.group(2))
-                code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-                frames.append(f"  candidate.py line {number}, in {match.group(3)}: {code}")
-        return "\n".join(frames[:max_lines])
+        return candidate_frames(bytes(self.tail).decode(errors="replace"), candidate_path, source, max_lines)
 
     def close(self) -> None:
         for target in (lambda: os.killpg(self.pid, 9), lambda: os.kill(self.pid, 9)):
@@ -262,14 +256,15 @@ def _module_and_model(source: str, path: str, name: str, cfg: EvalConfig,
 
 
 def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle: Any,
-          probe_handle: Any) -> dict[str, Any]:
-    """Sandbox target (the judge child): the whole evaluation; returns a JSON-able dict of result fields.
+          probe_handle: Any = None, *, request_runner: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """The whole evaluation, in a judge process; returns a JSON-able dict of result fields.
 
-    ``handle`` and ``probe_handle`` are two started runners (:class:`drk.gym.warm.RunnerHandle`: their pipes,
-    inherited): the first runs the candidate, the second only its probe variants, so nothing a variant does in its
-    process can touch the candidate's measurements, and the probes can run before the timing.
+    ``handle`` is a started runner (:class:`drk.gym.warm.RunnerHandle`: its pipes, passed in) that runs the
+    candidate; the probe variants run in a second one, ``probe_handle`` or else one ``request_runner()`` gives
+    when the candidate has passed its correctness checks (a failing candidate never needs it). So nothing a
+    variant does in its process can touch the candidate's measurements, and the probes can run before the timing.
     """
-    runner = probe_runner = workdir = None
+    runner = probe_runner = session = workdir = None
     try:
         cfg = EvalConfig.from_dict(payload["config"])
         device = torch.device("cpu")
@@ -288,7 +283,8 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         # (a probe limit of its own, read as "the kernels mattered", let a slow import hide a decoy)
         deadline = time.monotonic() + cfg.timeout_s
         runner = RunnerProcess(handle, deadline, max_blob_bytes=cfg.max_output_bytes)
-        probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
+        if probe_handle is not None:
+            probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
             with gpu_shared(timing_lock if device.type == "cuda" else None):  # never inside another's timing
@@ -296,7 +292,8 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                 plan = plan_correctness(ref, cfg)
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
-        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner)
+        session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner,
+                          request_runner)
         try:
             out.update(session.run())
         except Verdict as verdict:
@@ -322,14 +319,41 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
             out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
+        if session is not None:
+            probe_runner = session.probe_runner  # given now, or asked for on the way
         for process, given in ((runner, handle), (probe_runner, probe_handle)):
             if process is not None:
                 process.close()
-            else:
+            elif given is not None:
                 wire.close_quietly(given.fds())
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def candidate_frames(text: str, candidate_path: str, source: str, max_lines: int = 4) -> str:
+    """The candidate's own frames in a faulthandler dump (``File "<path>", line N in NAME`` lines), with the code of
+    each line; '' when there are none.
+
+    The dump is the candidate's text, parsed in linear time: a line number of 5000 digits made ``int()`` raise in
+    the judge (an uncharged ``env_error``, attacker review, 2026-12-01); a 64 KiB line of ``File "`` made a
+    backtracking pattern take seconds of the judge's time per crash (attacker review, 2026-12-02).
+    """
+    import re
+
+    lines = source.splitlines()
+    frames = []
+    prefix = f'File "{candidate_path}", line '
+    for line in text.splitlines():
+        at = line.find(prefix)
+        match = re.match(r"(\d{1,9}) in (\S+)", line[at + len(prefix):]) if at >= 0 else None
+        if match:
+            number = int(match.group(1))
+            code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+            frames.append(f"  candidate.py line {number}, in {match.group(2)}: {code}")
+            if len(frames) == max_lines:
+                break
+    return "\n".join(frames)
 
 
 def _where(runner: RunnerProcess, path: str, source: str) -> str:
@@ -475,9 +499,11 @@ class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
     def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
-                 candidate_path: str, payload: dict[str, Any], timing_lock: Any, probe_runner: RunnerProcess) -> None:
+                 candidate_path: str, payload: dict[str, Any], timing_lock: Any, probe_runner: RunnerProcess | None,
+                 request_runner: Callable[[], Any] | None = None) -> None:
         self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
         self.probe_runner = probe_runner
+        self.request_runner = request_runner
         self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
         self.calibration: float | None = None
@@ -681,7 +707,7 @@ class Session:
         specs, expected = self.probe_specs()
         numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
         informative = [not _near_zero(e, self.cfg) for e in expected]
-        probe = self.probe_runner
+        probe = self._probe_runner()
         try:
             probe.await_hello()
             if self.calibration is not None:
@@ -713,6 +739,41 @@ class Session:
         if evidence_answer.get("model_subclass") is True:
             reasons.add("model_subclass")
         return sorted(reasons), _launch_counts_all(per_pass)
+
+    def _probe_runner(self) -> RunnerProcess:
+        """The probe runner: given at the start, or asked of the caller now (stage ``probe_runner``).
+
+        The caller's wait for a spare is the environment's time: the candidate's deadline moves by it. So does the
+        runner's start-up until its hello, but only up to ``min(PROBE_START_GRACE_S, timeout_s)``: the candidate's
+        processes are running meanwhile and can load the host, and a start slowed past that is its ``timeout``, as
+        it was when both runners were taken at once (an uncounted wait ending in ``ProbeUnavailable`` would let a
+        decoy that starves the host escape as an uncharged ``env_error``, attacker review, 2026-12-02). No runner
+        to be had, or one whose process fails to start, is the environment's failure (:class:`ProbeUnavailable`).
+        """
+        if self.probe_runner is not None:
+            return self.probe_runner
+        if self.request_runner is None:
+            raise ProbeUnavailable("no probe runner was given and none can be asked for")
+        self._stage("probe_runner")
+        asked = time.monotonic()
+        try:
+            handle = self.request_runner()
+        except OSError as exc:
+            raise ProbeUnavailable(f"no probe runner: {exc}") from None
+        given = time.monotonic()
+        self.runner.deadline += given - asked
+        grace = min(PROBE_START_GRACE_S, self.cfg.timeout_s)
+        self.probe_runner = RunnerProcess(handle, self.runner.deadline + grace, self.cfg.max_output_bytes)
+        try:
+            self.probe_runner.await_hello()
+        except wire.WireTimeout:
+            raise  # the candidate's time ran out while its processes ran: its timeout
+        except wire.WireError as exc:
+            raise ProbeUnavailable(f"the probe runner did not start: {exc}") from None
+        self.runner.deadline += min(time.monotonic() - given, grace)
+        self.probe_runner.deadline = self.runner.deadline
+        self._stage("hacking")
+        return self.probe_runner
 
     # --- timing -------------------------------------------------------------------------------------------------
 

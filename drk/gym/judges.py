@@ -6,8 +6,10 @@ it can serve one evaluation after another. A fresh judge per evaluation cost a C
 an evaluation's wall time on a busy H200, 2026-12-01, ``results/gpu/2026-12-01-s12/call3_examples_partial.log``).
 
 Each :class:`JudgeServer` is a forkserver child (torch imported, no CUDA until its first job) that takes one job at a
-time over a duplex pipe: the job as JSON, then the two runners' descriptors (pipes, output areas) passed with ``SCM_RIGHTS``.
-It answers exactly as a one-shot child does (stage notices, then the result, each carrying the job's token). The
+time over a duplex pipe: the job as JSON, then the candidate's runner's descriptors (pipes, output area) passed with
+``SCM_RIGHTS``; the probe runner's come the same way when the judge asks for them (after the correctness checks, so a
+failing candidate costs one runner, not two). It answers exactly as a one-shot child does (stage notices, then the
+result, each carrying the job's token). The
 caller's clock bounds every job: a server that overruns, dies or breaks the protocol is killed with its process
 group and never reused, and a server retires after :data:`MAX_JOBS` jobs, so slow leaks (the allocator's cache,
 compiled graphs) cannot pile up.
@@ -25,7 +27,7 @@ import threading
 import time
 from collections import defaultdict
 from multiprocessing import reduction
-from typing import Any
+from typing import Any, Callable
 
 from drk.gym import sandbox, wire
 from drk.gym.sandbox import Reporter, SandboxOutcome
@@ -65,7 +67,8 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
             for pid, greeted, count in job["runners"]:
                 handles.append(handle_from_fds(pid, fds[at:at + count], greeted))
                 at += count
-            result = _judge_job(reporter, job["payload"], lock, handles)
+            result = _judge_job(reporter, job["payload"], lock, handles,
+                                lambda: _request_runner(conn, reporter, job["token"]))
         except BaseException as exc:  # noqa: BLE001 - the server must always answer
             import traceback
 
@@ -78,19 +81,43 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
         reporter.result(result)
 
 
-def _judge_job(reporter: Reporter, payload: dict[str, Any], lock: Any, handles: list[Any]) -> dict[str, Any]:
+def _request_runner(conn: Any, reporter: Reporter, token: str) -> Any:
+    """In the judge: one more started runner from the caller (its handle, descriptors passed with ``SCM_RIGHTS``).
+
+    Raises:
+        OSError: the caller had none to give (its message says why) or the pipe broke.
+    """
+    from drk.gym.warm import handle_from_fds
+
+    reporter.ask_for_runner()
+    try:
+        reply = json.loads(conn.recv_bytes())
+    except (EOFError, ValueError) as exc:
+        raise OSError(f"no answer to the request for a runner: {exc}") from None
+    if not isinstance(reply, dict) or reply.get("token") != token or reply.get("kind") != "runner":
+        raise OSError("the caller's answer to the request for a runner is not one")
+    if reply.get("runner") is None:
+        raise OSError(str(reply.get("error") or "the caller has no runner to give"))
+    pid, greeted, count = reply["runner"]
+    with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        fds = reduction.recvfds(sock, count)
+    return handle_from_fds(pid, fds, greeted)
+
+
+def _judge_job(reporter: Reporter, payload: dict[str, Any], lock: Any, handles: list[Any],
+               request_runner: Any = None) -> dict[str, Any]:
     """One job; with ``DRK_JUDGE_PROFILE=<dir>`` (a developer's switch: where does a judge's time go?) under
     ``cProfile``, its statistics written to ``<dir>/judge-<pid>-<n>.pstats``."""
     from drk.gym.judge import judge
 
     directory = os.environ.get("DRK_JUDGE_PROFILE")
     if not directory:
-        return judge(reporter, payload, lock, *handles)
+        return judge(reporter, payload, lock, *handles, request_runner=request_runner)
     import cProfile
 
     profiler = cProfile.Profile()
     try:
-        return profiler.runcall(judge, reporter, payload, lock, *handles)
+        return profiler.runcall(judge, reporter, payload, lock, *handles, request_runner=request_runner)
     finally:
         _judge_job.jobs = getattr(_judge_job, "jobs", 0) + 1
         profiler.dump_stats(os.path.join(directory, f"judge-{os.getpid()}-{_judge_job.jobs}.pstats"))
@@ -156,8 +183,11 @@ class JudgeServer:
         self.jobs = 0
         self.usable = True
 
-    def run(self, payload: dict[str, Any], lock: Any, runners: list[Any], timeout_s: float) -> SandboxOutcome:
-        """Judge one evaluation: ``runners`` are two :class:`~drk.gym.warm.RunnerHandle` (candidate, probes).
+    def run(self, payload: dict[str, Any], lock: Any, runners: list[Any], timeout_s: float,
+            more_runner: Callable[[], Any] | None = None) -> SandboxOutcome:
+        """Judge one evaluation: ``runners`` are :class:`~drk.gym.warm.RunnerHandle` (the candidate's; optionally
+        the probes'), ``more_runner`` gives the probe runner's handle when the judge asks for it (only a candidate
+        that passed its correctness checks needs one: one that fails costs a single runner).
 
         Never raises because of the job; an outcome without a result (died, timed out) leaves the server unusable.
         """
@@ -175,10 +205,31 @@ class JudgeServer:
             self.kill()
             return SandboxOutcome(result=None, last_stage="startup", exitcode=self.process.exitcode,
                                   timed_out=False, elapsed_s=time.monotonic() - start)
-        outcome = sandbox.collect(self._conn, self.process, token, start, timeout_s)
+        outcome = sandbox.collect(self._conn, self.process, token, start, timeout_s,
+                                  on_runner_request=lambda: self._give_runner(token, more_runner))
         if outcome.result is None or outcome.timed_out or self.jobs >= MAX_JOBS:
             self.kill()
         return outcome
+
+    def _give_runner(self, token: str, more_runner: Callable[[], Any] | None) -> None:
+        """Answer the judge's request for a runner: its handle's descriptors, or why there is none (the judge
+        then fails the job as the environment's)."""
+        handle, error = None, "this job has no runner to give"
+        if more_runner is not None:
+            try:
+                handle = more_runner()
+            except Exception as exc:  # noqa: BLE001 - the environment's failure, reported to the judge
+                error = f"{type(exc).__name__}: {exc}"
+        reply = {"token": token, "kind": "runner", "error": None if handle is not None else error,
+                 "runner": None if handle is None else
+                 [handle.pid, bool(getattr(handle, "greeted", False)), len(handle.fds())]}
+        try:
+            self._conn.send_bytes(json.dumps(reply).encode())
+            if handle is not None:
+                with socket.fromfd(self._conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                    reduction.sendfds(sock, list(handle.fds()))
+        except OSError:
+            pass  # the server died: collect sees it
 
     def alive(self) -> bool:
         return self.usable and self.process.is_alive()
@@ -203,10 +254,10 @@ class JudgeServers:
         self._closed = False
 
     def run(self, device: str, gpu_index: int, payload: dict[str, Any], lock: Any, runners: list[Any],
-            timeout_s: float) -> SandboxOutcome:
+            timeout_s: float, more_runner: Callable[[], Any] | None = None) -> SandboxOutcome:
         server = self._take((device, gpu_index))
         try:
-            return server.run(payload, lock, runners, timeout_s)
+            return server.run(payload, lock, runners, timeout_s, more_runner)
         finally:
             with self._lock:
                 if server.alive() and not self._closed:

@@ -18,7 +18,7 @@ import threading
 import time
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 _MAX_MESSAGE_BYTES = 32 * 2**20
 _context: multiprocessing.context.BaseContext | None = None
@@ -63,6 +63,10 @@ class Reporter:
     def result(self, payload: dict[str, Any]) -> None:
         self._send({"kind": "result", "result": payload})
 
+    def ask_for_runner(self) -> None:
+        """Ask the caller for one more started runner (it answers on the same pipe: :func:`collect`)."""
+        self._send({"kind": "runner"})
+
     def _send(self, message: dict[str, Any]) -> None:
         message["token"] = self._token
         self._conn.send_bytes(json.dumps(message, default=str).encode())
@@ -93,15 +97,19 @@ def _close_inherited_fds(keep: set[int]) -> None:
 
 
 def collect(conn: Any, proc: multiprocessing.process.BaseProcess, token: str, start: float,
-            timeout_s: float) -> SandboxOutcome:
+            timeout_s: float, on_runner_request: Callable[[], None] | None = None) -> SandboxOutcome:
     """Read one job's stage notices and result (messages carrying ``token``) until the result, the child's death or
-    ``start + timeout_s``; a message that is not valid JSON or lacks the token is ignored."""
+    ``start + timeout_s``; a message that is not valid JSON or lacks the token is ignored.
+
+    ``on_runner_request`` answers the judge's request for one more runner (:meth:`Reporter.ask_for_runner`); the
+    time it takes (waiting for a spare) extends the limit: it is the caller's wait, not the job's."""
     stages: list[str] = []
     stage_started: list[float] = []
     result = None
     timed_out = False
+    paused = 0.0
     while result is None:
-        remaining = start + timeout_s - time.monotonic()
+        remaining = start + timeout_s + paused - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
@@ -122,6 +130,10 @@ def collect(conn: Any, proc: multiprocessing.process.BaseProcess, token: str, st
             stage_started.append(time.monotonic())
         elif message.get("kind") == "result":
             result = message.get("result")
+        elif message.get("kind") == "runner" and on_runner_request is not None:
+            asked = time.monotonic()
+            on_runner_request()
+            paused += time.monotonic() - asked
     end = time.monotonic()
     return SandboxOutcome(
         result=result,

@@ -20,7 +20,7 @@ def run(problem: Problem, fixture: str, **config) -> EvalResult:
     return evaluate(problem, example_candidate(fixture), device="cpu", config=cfg)
 
 
-_SLOW = {"hangs"}  # its own test below, with a short time limit
+_SLOW = {"hangs", "attack_pipe_stall"}  # their own tests below, with a short time limit
 CPU_EXAMPLES = [pair for pair in all_examples() if pair not in GPU_ONLY and pair[1] not in _SLOW]
 
 
@@ -126,6 +126,19 @@ def test_hang_times_out_and_next_evaluation_works(problem):
     assert "correctness" in result.error
     assert 8 <= result.elapsed_s < 20
     assert run(problem, "good").status == "correct"
+
+
+@pytest.mark.parametrize("level", ["auto", "namespace"])
+def test_a_runner_that_stops_reading_its_requests_is_the_candidates_timeout(problem, level):
+    """At the namespace level a candidate can fill its own request pipe: the judge's blocking write hung until its
+    caller killed it, and a wrong answer became an uncharged env_error (attacker review, 2026-12-02)."""
+    try:
+        available_level(level)
+    except Exception as exc:  # noqa: BLE001 - this machine has no such sandbox
+        pytest.skip(str(exc))
+    result = run(problem, "attack_pipe_stall", timeout_s=6, isolation=level)
+    assert result.status == "timeout" and not result.env_error, result.error
+    assert result.elapsed_s < 30
 
 
 def test_forged_verdict_is_rejected(problem):

@@ -99,3 +99,106 @@ def test_checksum_weights_do_not_pile_up_in_a_warm_judge():
     rounds._weights(1000, torch.device("cpu"), 1)
     judges._between_jobs(saved)
     assert rounds._WEIGHTS == {}
+
+
+def _payload(candidate: str, **config) -> dict:
+    from drk.gym import probes
+
+    problem = example_problem("relu2")
+    return {"problem_source": problem.source, "problem_name": problem.name, "problem_path": "p.py",
+            "candidate_source": candidate, "static_reasons": [], "device": "cpu",
+            "variant_sources": {v: probes.make_variant(candidate, v) for v in probes.VARIANTS},
+            "jit_function_names": probes.jit_function_names(candidate), "gpu_index": 0, "config": config,
+            "isolation_level": isolation.available_level("auto").level, "secret": "00" * 32}
+
+
+def test_only_a_candidate_that_passes_its_checks_takes_a_probe_runner(monkeypatch):
+    """The probe runner is asked for after the correctness checks: a failing candidate costs one runner, not two
+    (runner start-ups bounded a Pool's throughput on the H200, issue 13)."""
+    from drk.gym.warm import WarmRunners
+
+    taken = []
+    original = WarmRunners.take
+
+    def counting_take(self, *args, profiler=True, **kwargs):
+        taken.append(profiler)
+        return original(self, *args, profiler=profiler, **kwargs)
+
+    monkeypatch.setattr(WarmRunners, "take", counting_take)
+    problem = example_problem("relu2")
+    wrong = evaluate(problem, example_candidate("wrong"), device="cpu")
+    assert wrong.status == "incorrect" and taken == [True] and "probe_runner" not in wrong.stage_s
+    good = evaluate(problem, example_candidate("good"), device="cpu")
+    assert good.status == "correct" and taken == [True, True, False] and "probe_runner" in good.stage_s
+
+
+def test_no_probe_runner_to_be_had_is_the_environments_failure():
+    from drk.gym.warm import shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runner = shared_runners().take("cpu", 0, level)
+
+    def none_left():
+        raise OSError("no sandbox left")
+
+    try:
+        outcome = servers.run("cpu", 0, _payload(example_candidate("good")), None, [runner.handle], 120,
+                              more_runner=none_left)
+    finally:
+        runner.kill()
+        servers.close()
+    assert "internal_error" in outcome.result and "no sandbox left" in outcome.result["internal_error"]
+
+
+def test_waiting_for_the_probe_runner_is_not_the_candidates_time():
+    """A probe runner slow to come (spares short under load) must not make an honest candidate ``timeout``: the
+    wait moves the candidate's deadline."""
+    from drk.gym.warm import shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runners = [shared_runners().take("cpu", 0, level)]
+
+    def slow_probe_runner():
+        time.sleep(8.0)
+        runners.append(shared_runners().take("cpu", 0, level, profiler=False))
+        return runners[-1].handle
+
+    try:
+        outcome = servers.run("cpu", 0, _payload(example_candidate("good"), timeout_s=6), None, [runners[0].handle],
+                              120, more_runner=slow_probe_runner)
+    finally:
+        for runner in runners:
+            runner.kill()
+        servers.close()
+    assert outcome.result.get("status") == "correct", outcome.result
+    assert outcome.stage_s["probe_runner"] >= 8.0
+
+
+def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escape():
+    """The probe runner starts while the candidate's processes run (they can load the host): its start-up is not
+    the candidate's time only up to a grace (min(60 s, timeout_s)); past it the evaluation is the candidate's
+    ``timeout``, never an uncharged ``env_error`` (attacker review, 2026-12-02)."""
+    import subprocess
+
+    from drk.gym.warm import RunnerHandle, shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runner = shared_runners().take("cpu", 0, level)
+    silent = subprocess.Popen(["sleep", "120"], start_new_session=True)  # a "runner" that never says hello
+    requests, answers, output = os.pipe(), os.pipe(), os.pipe()
+    mute = RunnerHandle(silent.pid, to_runner=requests[1], from_runner=answers[0], output=output[0])
+    try:
+        outcome = servers.run("cpu", 0, _payload(example_candidate("good"), timeout_s=4), None, [runner.handle], 120,
+                              more_runner=lambda: mute)
+    finally:
+        runner.kill()
+        silent.kill()
+        silent.wait()
+        servers.close()
+        for fd in (*requests, *answers, *output):
+            os.close(fd)
+    assert outcome.result.get("status") == "timeout", outcome.result
+    assert "probe_runner" in outcome.result.get("error", "")

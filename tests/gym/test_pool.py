@@ -162,13 +162,13 @@ def test_cache_hits_are_identical_and_flagged(problem, tmp_path):
 
 
 def test_cache_key_covers_what_decides_the_verdict(problem):
-    base = cache_key(problem, "x = 1", CONFIG, "cpu")
-    assert base == cache_key(problem, "text\n```python\nx = 1\n```", CONFIG, "cpu")
+    base = cache_key(problem, "x = 1\n", CONFIG, "cpu")
+    assert base == cache_key(problem, "text\n```python\nx = 1\n```\nmore text", CONFIG, "cpu")
     assert base != cache_key(problem, "x = 2", CONFIG, "cpu")
-    assert base != cache_key(problem, "x = 1", EvalConfig(timeout_s=10, seed=1), "cpu")
-    assert base != cache_key(problem, "x = 1", CONFIG, "cuda:NVIDIA H200")
+    assert base != cache_key(problem, "x = 1\n", EvalConfig(timeout_s=10, seed=1), "cpu")
+    assert base != cache_key(problem, "x = 1\n", CONFIG, "cuda:NVIDIA H200")
     other = Problem.from_source(problem.source + "\n# changed\n", name=problem.name)
-    assert base != cache_key(other, "x = 1", CONFIG, "cpu")
+    assert base != cache_key(other, "x = 1\n", CONFIG, "cpu")
 
 
 def test_cache_concurrent_writers_and_timeouts(tmp_path):
@@ -209,13 +209,16 @@ def test_corrupted_cache_entries_are_misses(tmp_path, garbage):
 
 def test_programs_that_run_differently_never_share_a_result(problem, tmp_path):
     """A reply with an indented first line does not compile; it once shared the cache key (and the in-batch
-    de-duplication) of the same module unindented, and was served `correct` — or poisoned the honest module's entry."""
+    de-duplication) of the same module unindented, and was served `correct` — or poisoned the honest module's entry.
+    So did one with a trailing U+00A0, which ``str.rstrip`` strips and Python refuses (attacker review, 2026-12-02)."""
     good = example_candidate("good")
-    assert cache_key(problem, "  " + good, CONFIG, "cpu") != cache_key(problem, good, CONFIG, "cpu")
-    assert cache_key(problem, good + "\n\n  \n", CONFIG, "cpu") == cache_key(problem, good, CONFIG, "cpu")
+    broken = ["  " + good, good + "\u00a0", good + "\u3000"]
+    keys = {cache_key(problem, text, CONFIG, "cpu") for text in [good, *broken, good.rstrip("\n") + "\\\n\n"]}
+    assert len(keys) == len(broken) + 2  # a trailing backslash changes the text Python reads: its own key too
     pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG, progress=False)
-    broken, honest = pool.map([(problem, "  " + good), (problem, good)])
-    assert broken.status == "compile_error" and honest.status == "correct"
+    *broken_results, honest = pool.map([(problem, text) for text in broken] + [(problem, good)])
+    assert [r.status for r in broken_results] == ["compile_error"] * len(broken) and honest.status == "correct"
+    assert pool.evaluate(problem, good + "\u00a0").status == "compile_error"  # the honest entry is not served
 
 
 def test_memory_gate_admits_by_expected_memory_first_come_first_served():
