@@ -78,8 +78,10 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     taking = time.monotonic()
     try:
         level = available_level(config.isolation).level  # probed once per caller process
-        shared_runners().warm(kind, gpu_index, level)  # a probe runner of this kind starts now, if none is spare
-        runner = shared_runners().take(kind, gpu_index, level)
+        # a probe runner of this kind starts now, if none is spare; without a profile (EvalConfig.profile=False)
+        # the candidate's runner never warms the profiler up either (CUPTI's start-up: seconds of host time each)
+        shared_runners().warm(kind, gpu_index, level, profiler=config.profile)
+        runner = shared_runners().take(kind, gpu_index, level, profiler=config.profile)
     except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
         failure = EvalResult(status="runtime_error", error=f"[drk] environment failure: no candidate sandbox: {exc}",
                              env_error=True)

@@ -159,9 +159,11 @@ class Pool:
             return  # each evaluation reports it as an environment failure
         runners = shared_runners()
         per_gpu = -(-self.workers // max(len(self.gpus), 1))
-        runners.reserve(per_gpu)  # per role: an evaluation takes the candidate's runner and the probes'
+        # per role: an evaluation takes the candidate's runner and (once its checks pass) the probes'; without a
+        # profile both come from the role that never warms the profiler up
+        runners.reserve(per_gpu if self.config.profile else 2 * per_gpu)
         for gpu in (self.gpus if self.device == "cuda" else [0]):
-            runners.warm(self.device, gpu, level)
+            runners.warm(self.device, gpu, level, profiler=self.config.profile)
 
     def _gpu_budgets(self) -> dict[int, int]:
         if self.device != "cuda":

@@ -334,11 +334,12 @@ class WarmRunners:
             self.spares = max(self.spares, n)
         self._add_finishers()
 
-    def warm(self, device: str, gpu_index: int, level: str) -> None:
-        """Start spares of both roles for this device, GPU and level now (in the background), before the first
-        evaluation asks for one."""
-        for profiler in (True, False):
-            self._top_up(spare_key(device, gpu_index, level, profiler))
+    def warm(self, device: str, gpu_index: int, level: str, profiler: bool = True) -> None:
+        """Start spares for this device, GPU and level now (in the background), before the first evaluation asks
+        for one: of both roles, or (``profiler=False``: evaluations without a profile) only runners that never
+        warm the profiler up."""
+        for role in {profiler, False}:
+            self._top_up(spare_key(device, gpu_index, level, role))
 
     def _top_up(self, key: SpareKey) -> None:
         with self._lock:
