@@ -24,9 +24,13 @@ from drk.gym import correctness as C
 from drk.gym.judge import cpu_reference, plan_correctness
 
 
-def accepted_relative_error(expected: list, atol: float, rtol: float, steps: int = 20) -> float:
+def accepted_relative_error(expected: list, atol: float, rtol: float, steps: int = 20) -> float | None:
     """The largest ``e`` in [0, 1] for which ``expected`` with every float tensor scaled by ``1 - e`` still passes
-    :func:`drk.gym.correctness.compare_outputs` (bisection; 1.0 when even zeros pass)."""
+    :func:`drk.gym.correctness.compare_outputs` (bisection; 1.0 when even zeros pass); None without float outputs
+    (an integer output, such as an argmax, is compared exactly)."""
+    if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in expected):
+        return None
+
     def passes(e: float) -> bool:
         got = [x * (1 - e) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in expected]
         return C.compare_outputs(expected, got, atol, rtol).ok
@@ -49,16 +53,19 @@ def main() -> None:
     kept_counts, loosest = [], []
     for problem in load_problems(args.spec):
         plan = plan_correctness(cpu_reference(problem.source), cfg)
-        hidden, trials = {}, 0.0
+        hidden, trials = {}, None
         for label, scale, expected in zip(plan.labels, plan.atol_scale, plan.expected):
             accepted = accepted_relative_error(expected, cfg.atol * scale, cfg.rtol)
+            accepted = None if accepted is None else round(accepted, 3)
             if label.startswith("hidden"):
-                hidden[label.split(" (")[0].removeprefix("hidden input ")] = (round(scale, 1), round(accepted, 3))
-            else:
-                trials = max(trials, accepted)
+                hidden[label.split(" (")[0].removeprefix("hidden input ")] = (round(scale, 1), accepted)
+            elif accepted is not None:
+                trials = max(trials or 0.0, accepted)
         kept_counts.append(len(hidden))
-        loosest.append((max((a for _, a in hidden.values()), default=0.0), problem.key))
-        print(f"{problem.key:40s} {len(hidden)} kept  trials accept {trials:.3f}  sets (atol x, accept) {hidden}",
+        accepted_sets = [a for _, a in hidden.values() if a is not None]
+        if accepted_sets:
+            loosest.append((max(accepted_sets), problem.key))
+        print(f"{problem.key:40s} {len(hidden)} kept  trials accept {trials}  sets (atol x, accept) {hidden}",
               flush=True)
     print(f"{len(kept_counts)} problems; hidden sets kept: " +
           ", ".join(f"{n}: {kept_counts.count(n)} problems" for n in sorted(set(kept_counts), reverse=True)))
