@@ -99,6 +99,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 17: a fourth attacker review.
     "attack_pipe_stall": ("timeout", None),  # stops reading its requests: the judge's blocking write once hung it
     "attack_tail_backtrack": ("runtime_error", None),  # a 64 KiB crash line that made the judge's parse take seconds
+    "attack_probe_oom": ("runtime_error", None),  # probes that run out of memory read as "the kernels matter"
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

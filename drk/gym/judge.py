@@ -42,6 +42,7 @@ from drk.gym import isolation, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.gpu_lock import TIMING_HOLD_S, gpu_shared
 from drk.gym.rounds import CALIBRATION, CallSpec
+from drk.gym.result import mentions_out_of_memory
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
 
@@ -721,7 +722,12 @@ class Session:
         for variant, reason in (("noop", "no_effect"), ("raise", "fallback")):
             try:
                 found = self._probe(probe, variant, specs, expected, informative, numel)
-            except Verdict:
+            except Verdict as failure:
+                if mentions_out_of_memory(failure.error):
+                    # no evidence either way: the candidate's runner shares the memory (a decoy that holds it while
+                    # the probes run, or says so, read as "the kernels matter" and was judged correct)
+                    raise Verdict("runtime_error", f"out of memory while the judge ran your code with its Triton "
+                                  f"kernels disabled ({variant} probe): {failure.error[:1500]}") from None
                 continue  # it broke without its kernels: they matter
             except wire.WireTimeout:
                 raise  # out of the candidate's time: a timeout, not evidence either way

@@ -22,7 +22,7 @@ from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
 from drk.gym.isolation import IsolationUnavailable, available_level
 from drk.gym.problem import Problem
-from drk.gym.result import EvalResult
+from drk.gym.result import EvalResult, mentions_out_of_memory
 from drk.gym.warm import shared_runners
 
 Pair = tuple[Problem, str]
@@ -31,9 +31,7 @@ Pair = tuple[Problem, str]
 def ran_out_of_gpu_memory(result: EvalResult) -> bool:
     """Whether an evaluation failed for GPU memory (torch's or the CUDA driver's out-of-memory error), in the
     candidate's process or in the environment's (its reference, a runner's start, a stage of the judge)."""
-    text = (result.error or "").lower()
-    return result.status == "runtime_error" and (
-        "out of memory" in text or "outofmemoryerror" in text or "cuda_error_out_of_memory" in text)
+    return result.status == "runtime_error" and mentions_out_of_memory(result.error)
 
 
 #: An evaluation's GPU memory, as a multiple of its judge's peak: the judge and two runners hold about the same data

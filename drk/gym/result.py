@@ -17,6 +17,16 @@ STATUSES: tuple[str, ...] = (
 )
 
 
+def mentions_out_of_memory(text: str | None) -> bool:
+    """Whether an error text is torch's or the CUDA driver's out-of-memory error (or Python's ``MemoryError``).
+
+    The text may be the candidate's: a match is a reason to look again (run alone, or charge the candidate), never
+    a reason to trust it."""
+    text = (text or "").lower()
+    return any(mark in text for mark in ("out of memory", "outofmemoryerror", "cuda_error_out_of_memory",
+                                         "memoryerror"))
+
+
 @dataclass
 class EvalResult:
     """Verdict on one candidate for one problem.
