@@ -481,6 +481,19 @@ def _rounding_sensitivity(twin: Any, inputs: list[Any], expected: list[Any], mod
     return worst
 
 
+def _on_device(values: list[Any], device: torch.device) -> list[Any]:
+    """Kept reference outputs (host memory) on ``device`` for the comparison, or left in host memory when the
+    device has no room: a candidate that holds the GPU's memory must not turn its wrong answer into the judge's
+    out-of-memory failure (an uncharged ``env_error``); :func:`drk.gym.correctness.compare_outputs` works on
+    either."""
+    try:
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in values]
+    except torch.OutOfMemoryError:
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        return list(values)
+
+
 def _magnitude(values: list[Any]) -> float:
     tensors = [v for v in values if isinstance(v, torch.Tensor) and v.numel() and (v.is_floating_point())]
     return max((float(t.detach().abs().max()) for t in tensors), default=0.0)
@@ -652,7 +665,7 @@ class Session:
                 claimed = _layout_mismatch(plan.expected[i], answer["outputs"][k])
                 if claimed:
                     raise Verdict("incorrect", f"{plan.labels[i]}: {claimed}", **fields)
-                expected = [x.to(self.ref.device) if isinstance(x, torch.Tensor) else x for x in plan.expected[i]]
+                expected = _on_device(plan.expected[i], self.ref.device)
                 comparison = C.compare_outputs(expected, self.fetch(k, expected),
                                                cfg.atol * plan.atol_scale[i], cfg.rtol)
                 fields["max_abs_err"] = comparison.max_abs_err

@@ -203,7 +203,11 @@ def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "c
     try:
         if numel == 0:
             return torch.empty(shape, dtype=dtype, device=device)
-        return torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape).to(device)
+        host = torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape)
+        try:
+            return host.to(device)
+        except torch.OutOfMemoryError:
+            return host.clone()  # the device is full (a candidate can fill it): compared in host memory instead
     except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
 
@@ -260,8 +264,11 @@ def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu",
         with warnings.catch_warnings():  # the judge maps the area read-only; it copies at once
             warnings.simplefilter("ignore", UserWarning)
             view = torch.frombuffer(area, dtype=dtype, count=numel, offset=offset).reshape(shape)
-        copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
-    except (RuntimeError, ValueError, OverflowError) as exc:  # incl. the device out of memory: the peer's doing
+        try:
+            copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
+        except torch.OutOfMemoryError:
+            copy = view.clone()  # the device is full (a candidate can fill it): compared in host memory instead
+    except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
     del view
     return copy, nbytes

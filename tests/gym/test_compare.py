@@ -1,0 +1,93 @@
+"""The judge's output comparison: chunked (bounded float64 temporaries), and independent of free GPU memory."""
+
+import math
+
+import pytest
+import torch
+
+from drk.gym import correctness as C
+
+
+def _cases():
+    gen = torch.Generator().manual_seed(0)
+    for n in (1, 5, 17, 4099):
+        base = torch.randn(n, generator=gen)
+        yield base, base.clone()  # equal
+        off = base.clone()
+        off[n // 2] += 1.0
+        yield base, off  # one element wrong
+        noisy = base + 0.02 * torch.randn(n, generator=gen)
+        yield base, noisy  # many slightly wrong
+        nan_out = base.clone()
+        nan_out[-1] = float("nan")
+        yield base, nan_out  # a NaN where the reference has none
+        nan_ref = base.clone()
+        nan_ref[0] = float("nan")
+        wrong_late = nan_ref.clone()
+        wrong_late[-1] += 3.0
+        yield nan_ref, wrong_late  # the reference's own NaN, and a wrong element
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 1000])
+def test_chunked_comparison_says_what_the_whole_one_says(chunk):
+    for expected, got in _cases():
+        whole = C.compare_outputs([expected], [got], 0.01, 0.01, chunk=2**40)
+        parts = C.compare_outputs([expected], [got], 0.01, 0.01, chunk=chunk)
+        assert (parts.ok, parts.message) == (whole.ok, whole.message)
+        assert parts.max_abs_err == whole.max_abs_err or (
+            math.isnan(parts.max_abs_err) and math.isnan(whole.max_abs_err))
+
+
+def test_the_worst_element_is_found_across_chunks():
+    expected = torch.zeros(2, 3)
+    got = expected.clone()
+    got[0, 1], got[1, 2] = 0.5, 4.0
+    result = C.compare_outputs([expected], [got], 0.01, 0.01, chunk=2)
+    assert not result.ok and result.max_abs_err == 4.0
+    assert "2/6 elements differ" in result.message and "at index (1, 2): got 4, expected 0" in result.message
+
+
+def test_out_of_memory_while_comparing_compares_in_host_memory(monkeypatch):
+    """A candidate that holds the GPU's memory made the judge's float64 copies fail: an uncharged env_error for a
+    wrong answer. The comparison now moves to host memory instead."""
+    calls = []
+    real = C._tensor_stats
+
+    def out_of_memory_once(exp, out, *args):
+        calls.append((exp.device.type, out.device.type))
+        if len(calls) == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB")
+        return real(exp, out, *args)
+
+    monkeypatch.setattr(C, "_tensor_stats", out_of_memory_once)
+    expected = torch.zeros(8)
+    got = expected.clone()
+    got[3] = 1.0
+    result = C.compare_outputs([expected], [got], 0.01, 0.01)
+    assert not result.ok and "at index (3,)" in result.message
+    assert calls == [("cpu", "cpu"), ("cpu", "cpu")]
+
+
+def _device_is_full(monkeypatch):
+    """Every move to a device fails as a full GPU does (this machine has none to fill)."""
+    def full(self, *args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB")
+
+    monkeypatch.setattr(torch.Tensor, "to", full)
+
+
+def test_fetched_outputs_and_references_stay_in_host_memory_when_the_device_is_full(monkeypatch):
+    from drk.gym import wire
+    from drk.gym.judge import _on_device
+
+    original = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    blob = bytearray(original.numpy().tobytes())
+    meta = wire.tensor_meta(original)
+    area = bytearray(wire.AREA_ALIGN + len(blob))
+    area[wire.AREA_ALIGN:] = blob
+    _device_is_full(monkeypatch)
+    from_pipe = wire.tensor_from_blob(meta, blob, "cuda")
+    from_area, nbytes = wire.tensor_from_area({**meta, "area": wire.AREA_ALIGN}, area, "cuda")
+    kept = _on_device([original, 3], torch.device("cuda"))
+    assert torch.equal(from_pipe, original) and torch.equal(from_area, original) and nbytes == len(blob)
+    assert kept[0] is original and kept[1] == 3
