@@ -49,14 +49,30 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"drk eval: {exc}", file=sys.stderr)
         return 2
     except ProblemError as exc:  # the problem's fault, not the candidate's: no traceback, no verdict
-        print(f"drk eval: problem error: {str(exc)[-1500:]}", file=sys.stderr)
+        print(f"drk eval: problem error: {terminal_safe(str(exc)[-1500:])}", file=sys.stderr)
         return 3
     if args.json:
         print(json.dumps(json_safe(result.to_dict()), indent=2, allow_nan=False))
     else:
         print(f"status: {result.status}" + (f"  hack reasons: {', '.join(result.hack_reasons)}" if result.hacked else ""))
-        print(result.feedback)
+        print(terminal_safe(result.feedback))
     return 0
+
+
+#: Bidirectional-text controls: they reorder how a terminal shows the characters after them.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters (but newline and tab) and bidi controls shown as escapes.
+
+    Feedback quotes the candidate's own error text: printed raw, its ANSI/OSC escapes could redraw the line to read
+    ``status: correct``, or set the terminal's title and clipboard (attacker review, 2026-12-02)."""
+    import unicodedata
+
+    return "".join(
+        ch if ch in "\n\t" or (unicodedata.category(ch) != "Cc" and ch not in _BIDI_CONTROLS)
+        else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def _eval_batch(args: argparse.Namespace) -> int:

@@ -44,3 +44,17 @@ def test_eval_cli_reports_bad_input_without_a_traceback(tmp_path, capsys):
     assert main(["eval", str(bad), good, "--device", "cpu"]) == 3
     err = capsys.readouterr().err
     assert "problem error" in err and "boom" in err and "Traceback (most recent call last)" not in err.split("problem error")[0]
+
+
+def test_a_candidates_terminal_escapes_are_shown_not_obeyed(tmp_path, capsys):
+    """Feedback quotes the candidate's error text: raw ANSI/OSC escapes could redraw the line to read
+    `status: correct` on the operator's terminal (attacker review, 2026-12-02)."""
+    from drk.cli import main, terminal_safe
+
+    assert terminal_safe("a\x1b[2K\rstatus: correct\x07\u202e!\n\tok") == "a\\x1b[2K\\rstatus: correct\\x07\\u202e!\n\tok"
+    candidate = tmp_path / "escape.py"
+    candidate.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n"
+                         "        raise RuntimeError('\\x1b]0;owned\\x07\\x1b[2K\\rstatus: correct')\n")
+    assert main(["eval", str(FIXTURES / "problem.py"), str(candidate), "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("status: compile_error") and "\x1b" not in out and "\\x1b]0;owned" in out

@@ -69,7 +69,8 @@ def test_batch_end_to_end_with_resume(tmp_path, problems_file, capsys):
     # the same replies again, as a folder of files named after the problems: every verdict from the cache
     folder = tmp_path / "replies"
     folder.mkdir()
-    (folder / "relu2.md").write_text(f"My kernel:\n```python\n{GOOD}\n```\n")
+    assert GOOD.endswith("\n")  # so the block below holds exactly GOOD: the cache keys the exact code
+    (folder / "relu2.md").write_text(f"My kernel:\n```python\n{GOOD}```\n")
     (folder / "matmul.py").write_text(MATMUL_GOOD)
     (folder / "nope.py").write_text(GOOD)
     (folder / "notes.txt").write_text("not a candidate")
@@ -109,6 +110,15 @@ def test_candidates_from_parquet_and_malformed_rows(tmp_path):
     assert [r.row for r in rows] == [0, 1, 2, 3]
     assert [r.source for r in rows] == ["bad.jsonl:1", "bad.jsonl:3", "bad.jsonl:4", "bad.jsonl:5"]
     assert "no 'reply'" in rows[0].error and "must be an object" in rows[1].error and "not JSON" in rows[2].error
+    # one row nested past the parser's depth, one not UTF-8: each that row's error, never the batch's (attacker
+    # review, 2026-12-02: a RecursionError and a UnicodeDecodeError ended the whole batch)
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_bytes(b'{"problem": "relu2", "reply": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+                        + b'{"problem": "relu2", "reply": "\xff\xfe"}\n' + b'{"problem": "relu2", "reply": "r"}\n')
+    hostile_rows = load_candidates(hostile)
+    assert [r.source for r in hostile_rows] == ["hostile.jsonl:1", "hostile.jsonl:2", "hostile.jsonl:3"]
+    assert "not JSON" in hostile_rows[0].error and "not UTF-8" in hostile_rows[1].error
+    assert hostile_rows[2].error is None
     assert rows[3].error is None
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no rows"):

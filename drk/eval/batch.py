@@ -82,15 +82,20 @@ def _folder_rows(folder: Path) -> list[CandidateRow]:
 
 def _jsonl_rows(path: Path) -> list[CandidateRow]:
     rows = []
-    with open(path) as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+    with open(path, "rb") as handle:  # decoded line by line: one bad line is that row's error, not the batch's
+        for line_no, raw in enumerate(handle, 1):
             where = f"{path.name}:{line_no}"
             try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                rows.append(CandidateRow(len(rows), "", None, where, f"not UTF-8: {exc}"[:300]))
+                continue
+            if not line.strip():
+                continue
+            try:
                 data = json.loads(line)
-            except ValueError as exc:
-                rows.append(CandidateRow(len(rows), "", None, where, f"not JSON: {exc}"))
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
+                rows.append(CandidateRow(len(rows), "", None, where, f"not JSON: {type(exc).__name__}: {exc}"[:300]))
                 continue
             rows.append(_table_row(len(rows), data, where))
     return rows

@@ -182,8 +182,8 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
                 continue
             try:
                 row = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{line_no}: not JSON: {exc}") from None
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
+                raise ValueError(f"{path}:{line_no}: not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
             if not isinstance(row, dict):
                 raise ValueError(f"{path}:{line_no}: each line must be a JSON object")
             rows.append(row)

@@ -172,6 +172,9 @@ class TrustSnapshot:
             label: {key: val for key, val in vars(obj).items() if _is_watched(val)}
             for label, obj in self._spaces.items()
         }
+        # modes already active (the problem's module ran first: `torch.set_default_device` pushes one) are not the
+        # candidate's; only a stack that differs from this one is (it made every honest candidate `tamper` once)
+        self._modes = _active_modes()
 
     def changes(self) -> list[str]:
         changed = []
@@ -185,13 +188,25 @@ class TrustSnapshot:
             if isinstance(obj, type):  # a new attribute on a class shadows an inherited method
                 changed.extend(f"{label}.{key}" for key, val in now.items()
                                if key not in self._objects[label] and _is_watched(val))
-        import torch
-
-        if torch._C._len_torch_function_stack() > 0:
+        function_modes, dispatch_modes = _active_modes()
+        if not _same_objects(function_modes, self._modes[0]):
             changed.append("torch function mode left active")
-        if torch._C._len_torch_dispatch_stack() > 0:
+        if not _same_objects(dispatch_modes, self._modes[1]):
             changed.append("torch dispatch mode left active")
         return changed
+
+
+def _active_modes() -> tuple[list[Any], list[Any]]:
+    """The torch function and dispatch mode stacks, innermost last (the objects themselves)."""
+    import torch
+
+    function = [torch._C._get_function_stack_at(i) for i in range(torch._C._len_torch_function_stack())]
+    dispatch = [torch._C._get_dispatch_stack_at(i) for i in range(torch._C._len_torch_dispatch_stack())]
+    return function, dispatch
+
+
+def _same_objects(now: list[Any], then: list[Any]) -> bool:
+    return len(now) == len(then) and all(a is b for a, b in zip(now, then))
 
 
 @dataclass

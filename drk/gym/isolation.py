@@ -71,6 +71,9 @@ def _base_bwrap(level: str, uid: int | None) -> list[str]:
         cmd += ["--ro-bind", path, path]
     for path in hidden_paths(level):  # answer keys and lock files: an empty directory in their place
         cmd += ["--tmpfs", path]
+    for path in sorted(_hidden_files):  # registered secrets (hide_from_sandbox): an empty file in their place
+        if os.path.isfile(path):
+            cmd += ["--ro-bind", "/dev/null", path]
     cmd += ["--chdir", "/tmp"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri")):
         cmd += ["--dev-bind", dev, dev]
@@ -127,19 +130,62 @@ def short_lived_uid() -> int:
     return claim.uid
 
 
+_hidden_files: set[str] = set()
+
+
+def hide_from_sandbox(*paths: str | os.PathLike) -> None:
+    """Show these files empty inside every sandbox started from now on (those that exist then).
+
+    For secrets of the caller's that a file mode cannot protect at the ``namespace`` level, where the candidate has
+    the caller's uid: ``drk serve``'s task store holds every client's candidates and results (attacker review,
+    2026-12-02: a candidate read it at that level)."""
+    _hidden_files.update(os.path.abspath(p) for p in paths)
+
+
 def hidden_paths(level: str = "namespace") -> list[str]:
     """Host directories the sandbox sees empty: drk's bundled *solutions* (hand-written kernels of the bundled
-    problems) and drk's lock files (:func:`drk.gym.gpu_lock.lock_root`). The rest of the host is visible read-only
-    (the runner needs the interpreter, the environment and drk); a candidate that could read the solutions would
-    copy the answer for its problem (an attacker review on 2026-12-01 read the checkout from inside the sandbox)."""
+    problems), the rest of drk's checkout but the package and its environment (:func:`_checkout_directories`: run
+    records and git's packs hold solutions too) and drk's lock files (:func:`drk.gym.gpu_lock.lock_root`). The rest
+    of the host is visible read-only (the runner needs the interpreter, the environment and drk); a candidate that
+    could read the solutions would copy the answer for its problem (an attacker review on 2026-12-01 read the
+    checkout from inside the sandbox)."""
     solutions = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "problems", "solutions")
     hidden = [solutions] if os.path.isdir(solutions) else []
+    hidden += [d for d in _checkout_directories() if level != "uid" or os.stat(d).st_mode & 0o001]
     # drk's lock files (GPU locks, sandbox uid claims): a candidate that could open one could flock it. Under /tmp or
     # /dev/shm they are out of sight already (the sandbox has its own).
     locks = str(lock_root())  # made (0700) now if missing: one made later would show through the view of /
     if level != "uid" and not locks.startswith(("/tmp/", "/dev/shm/")):
         hidden.append(locks)  # at the uid level its mode keeps the sandbox out (bubblewrap could not mount over it)
     return hidden
+
+
+def _checkout_directories() -> tuple[str, ...]:
+    """When drk runs from a checkout (a ``pyproject.toml`` beside the package): the checkout's directories but the
+    package itself, its ``*.egg-info`` and any that hold the interpreter or its environment (a ``.venv``).
+
+    The bundled solutions are also in committed run records (``results/mini/heldout/*.jsonl`` holds five verbatim),
+    in scripted-rollout files a run writes, and in git's packs: a candidate that read one and ran it as its own code
+    was judged `correct` (attacker review, 2026-12-02). The runner needs none of them. (A directory that is not
+    traversable by others needs no hiding at the ``uid`` level: the sandbox's uid cannot enter it, nor could
+    bubblewrap mount over it.) Read afresh for every sandbox: a run's output directory may appear at any time.
+    """
+    import sysconfig
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(package)
+    if not os.path.isfile(os.path.join(root, "pyproject.toml")):
+        return ()  # an installed drk: its neighbours are other packages
+    needed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.executable, *sysconfig.get_paths().values())
+              if p}
+    hidden = []
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        path = os.path.realpath(entry.path)
+        if not entry.is_dir(follow_symlinks=False) or path == os.path.realpath(package) or entry.name.endswith(
+                ".egg-info") or any(n == path or n.startswith(path + os.sep) for n in needed):
+            continue
+        hidden.append(entry.path)
+    return tuple(hidden)
 
 
 @functools.lru_cache(maxsize=1)

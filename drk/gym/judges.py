@@ -43,6 +43,7 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
     os.setsid()  # its own process group: the caller kills it whole when a job overruns
     if stdio_path:
         sandbox._redirect_stdio(stdio_path)
+        _bound_file_sizes(JUDGE_FILE_BYTES)
     sandbox._close_inherited_fds(keep={conn.fileno()})
     import faulthandler
 
@@ -78,7 +79,41 @@ def _serve(conn: Any, stdio_path: str | None) -> None:
         if handles is None:  # the job failed before the judge owned them (the judge closes what it is given)
             wire.close_quietly(fds)
         _between_jobs(saved_globals)
+        if stdio_path:
+            trim_log(1, JUDGE_LOG_KEEP_BYTES)
         reporter.result(result)
+
+
+#: The judge's output file (problems print; a crash leaves its stack there) is emptied between jobs past this size,
+#: and no file the judge writes may grow past ``JUDGE_FILE_BYTES`` (a write beyond fails): a problem that printed
+#: 100 MB per ``get_inputs`` call grew it by 1 GiB per evaluation, for up to 200 evaluations of a warm judge
+#: (attacker review, 2026-12-02).
+JUDGE_LOG_KEEP_BYTES = 16 * 2**20
+JUDGE_FILE_BYTES = 1 * 2**30
+
+
+def _bound_file_sizes(limit: int) -> None:
+    """``RLIMIT_FSIZE`` for this process: a write past ``limit`` fails with ``EFBIG`` (its signal ignored)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+
+
+def trim_log(fd: int, keep_bytes: int) -> bool:
+    """Empty the file behind ``fd`` (and rewind it) if it is larger than ``keep_bytes``; whether it was."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if os.fstat(fd).st_size <= keep_bytes:
+        return False
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)  # stdout and stderr share this offset (one open file): no hole before the next line
+    return True
 
 
 def _request_runner(conn: Any, reporter: Reporter, token: str) -> Any:

@@ -41,6 +41,8 @@ class Problem:
             tree = ast.parse(source)
         except SyntaxError as exc:
             raise ValueError(f"problem {name!r}: source does not parse: {exc.msg} (line {exc.lineno})") from exc
+        except (RecursionError, MemoryError, ValueError) as exc:  # nested too deeply, or a NUL byte
+            raise ValueError(f"problem {name!r}: source does not parse: {type(exc).__name__}") from None
         defined = {node.name: type(node) for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
         missing = [what for what, kind in _REQUIRED.items() if defined.get(what) is not kind]
         if missing:

@@ -27,7 +27,7 @@ _RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
 class RemoteError(RuntimeError):
-    """The server refused the token: a configuration error, not a failure of some pairs."""
+    """The server refused the token (HTTP 401): a configuration error, not a failure of some pairs."""
 
 
 class RemoteEvaluator:
@@ -130,12 +130,13 @@ class RemoteEvaluator:
                 failing_since = None
                 progressed = True
                 for answer in answers:
-                    task_id = answer.get("task_id")
-                    if task_id in pending and answer.get("status") in FINISHED_STATES:
+                    task_id = answer.get("task_id") if isinstance(answer, dict) else None
+                    if isinstance(task_id, str) and task_id in pending and answer.get("status") in FINISHED_STATES:
                         try:
                             done[task_id] = result_from_response(answer)
-                        except (ValueError, TypeError) as exc:
-                            done[task_id] = _env_error(tasks[task_id], f"unreadable answer from {self.url}: {exc}")
+                        except Exception as exc:  # noqa: BLE001 - whatever the server sent, one pair's env_error
+                            done[task_id] = _env_error(tasks[task_id], f"unreadable answer from {self.url}: "
+                                                       f"{type(exc).__name__}: {str(exc)[:300]}")
                         del pending[task_id]
             if not progressed:
                 failing_since = failing_since or time.monotonic()
@@ -158,14 +159,14 @@ class RemoteEvaluator:
             raise _Retry(f"{type(exc).__name__}: {exc}") from None
         if response.status_code in _RETRY_STATUSES:
             raise _Retry(f"HTTP {response.status_code}: {response.text[:300]}")
-        if response.status_code in (401, 403):
+        if response.status_code == 401:
             raise RemoteError(f"{self.url} refused the token: HTTP {response.status_code}: {response.text[:300]}")
-        if response.status_code >= 400:
+        if response.status_code >= 400:  # incl. 403: a task whose problem is not on the server's list
             raise _Refused(f"HTTP {response.status_code}: {response.text[:1000]}")
         try:
             return list(response.json()["results"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _Retry(f"unreadable answer: {exc}") from None
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise _Retry(f"unreadable answer: {type(exc).__name__}: {str(exc)[:300]}") from None
 
     def _post_each(self, tasks: list[dict[str, Any]], done: dict[str, EvalResult]) -> list[dict[str, Any]]:
         """Submit tasks one at a time (after the server refused their batch): a refused task's result is an
@@ -178,13 +179,16 @@ class RemoteEvaluator:
                 response = self._http.post(f"{self.url}/evaluate", json=task, params={"wait": "false"})
             except httpx.HTTPError:
                 continue  # the next round tries again
-            if response.status_code in (401, 403):
+            if response.status_code == 401:
                 raise RemoteError(f"{self.url} refused the token: HTTP {response.status_code}")
             if 400 <= response.status_code and response.status_code not in _RETRY_STATUSES:
                 done[task["task_id"]] = _env_error(task, f"{self.url} refused the task: HTTP {response.status_code}: "
                                                          f"{response.text[:1000]}")
             elif response.status_code < 300:
-                answers.append(response.json())
+                try:
+                    answers.append(response.json())
+                except (ValueError, RecursionError):
+                    continue  # unreadable: the next round asks again
         return answers
 
 

@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 #: Task and batch ids: what fits in a URL path segment and a log line.
-ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,128}$"
+#: Ids of tasks and batches: one path segment that HTTP clients do not rewrite, so never starting with a dot (``.``
+#: and ``..`` were accepted, and then could not be fetched: clients normalise them out of ``/results/<id>``).
+ID_PATTERN = r"^[A-Za-z0-9_:@-][A-Za-z0-9_.:@-]{0,127}$"
 #: The largest per-task ``timeout`` (seconds) a request may ask for.
 MAX_TIMEOUT_S = 3600.0
 

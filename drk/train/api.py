@@ -69,6 +69,8 @@ def write_scripted_solutions(problems: list, path: str | Path, *, turn: int = 1)
     path.unlink(missing_ok=True)
     rows = [{"problem": problem.name, "turn": turn, "reply": fenced_reply(source)}
             for problem in problems if (source := solution_source(problem))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)  # the answer key: candidates run as other uids and must not read it (docs/environment.md)
     return append_jsonl(path, rows)
 
 

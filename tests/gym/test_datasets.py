@@ -124,3 +124,17 @@ def test_paths_and_bundled_specs_unchanged():
     assert not is_dataset_spec("drk:level1") and not is_dataset_spec("drk/examples/relu2/problem.py")
     assert len(load_problems("drk:level1")) > 0
     assert [p.name for p in load_problems("drk/examples/relu2/problem.py")] == ["problem"]
+
+
+def test_problems_too_deep_to_parse_are_clear_errors(tmp_path):
+    """A problem nested past the parser's depth raised RecursionError through load_problems and `drk eval`; a JSONL
+    row nested past the JSON parser's did the same (attacker review, 2026-12-02)."""
+    from drk.gym import Problem, load_problems
+
+    deep = "import torch\nX = " + "+".join(["1"] * 200_000) + "\n"
+    with pytest.raises(ValueError, match="does not parse"):
+        Problem.from_source(deep, name="deep")
+    rows = tmp_path / "deep.jsonl"
+    rows.write_text('{"code": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(ValueError, match="deep.jsonl:1: not JSON"):
+        load_problems(str(rows))

@@ -153,6 +153,27 @@ def test_the_bundled_solutions_are_not_visible_inside_the_sandbox():
     assert out.stdout.strip() == "0"
 
 
+def test_the_checkouts_other_directories_are_not_visible_inside_the_sandbox():
+    """Bundled solutions also sit verbatim in committed run records (results/mini/heldout/*.jsonl), scripted-rollout
+    files and git's packs: a candidate that read one and ran it as its own code was judged `correct` (attacker
+    review, 2026-12-02). Inside the sandbox the checkout shows only the drk package (and a venv inside it)."""
+    level = isolation.available_level().level
+    if level == "process":
+        pytest.skip("no sandbox on this machine")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(isolation.__file__)))
+    root = os.path.dirname(root)
+    if not os.path.isfile(os.path.join(root, "pyproject.toml")):
+        pytest.skip("drk is installed, not a checkout")
+    present = [d for d in ("results", ".git", "tests") if os.path.isdir(os.path.join(root, d))]
+    assert present, "the checkout has directories to hide"
+    probe = (f"import os, drk.gym.runner; print([len(os.listdir(os.path.join({root!r}, d))) for d in {present!r}],"
+             f" len(os.listdir(os.path.join({root!r}, 'drk'))) > 0)")
+    cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", probe])
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"{[0] * len(present)} True"
+
+
 @pytest.mark.parametrize("level", ["uid", "namespace"])
 def test_drks_lock_files_are_out_of_the_sandboxs_sight(monkeypatch, request, level):
     """With DRK_LOCK_DIR outside /tmp, a candidate could open a GPU lock file read-only and flock it, stalling every
@@ -190,3 +211,35 @@ def test_drks_lock_files_are_out_of_the_sandboxs_sight(monkeypatch, request, lev
         assert "PermissionError" in out.stderr or "Permission denied" in out.stderr
     else:
         assert out.stdout.split("\n")[:2] == expected
+
+
+@pytest.mark.parametrize("level", ["uid", "namespace"])
+def test_registered_secrets_read_empty_inside_the_sandbox(tmp_path, level):
+    """drk serve's task store is mode 0600, which does not stop a candidate at the namespace level (it has the
+    caller's uid): it read every client's kernels and verdicts (attacker review, 2026-12-02)."""
+    why = isolation._probe(level)
+    if why is not None:
+        pytest.skip(why)
+    from drk.serve.store import TaskStore
+
+    base = tmp_path if not str(tmp_path).startswith("/tmp/") else None
+    if base is None:  # /tmp is the sandbox's own: put the store where the sandbox sees the host
+        if not os.access("/var/tmp", os.W_OK):
+            pytest.skip("no /var/tmp")
+        import tempfile
+
+        base = tempfile.mkdtemp(dir="/var/tmp", prefix="drk-store-test-")
+    os.chmod(base, 0o755)
+    store = TaskStore(os.path.join(base, "tasks.sqlite"))
+    try:
+        assert os.path.getsize(store.path) > 0
+        probe = f"import os; print(os.path.getsize({str(store.path)!r}), os.path.getsize({str(store.path) + '-wal'!r}))"
+        cmd = isolation.sandbox_command(level, [sys.executable, "-s", "-c", probe])
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=isolation.sandbox_env("cpu"))
+    finally:
+        store.close()
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0"]

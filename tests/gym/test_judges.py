@@ -205,3 +205,36 @@ def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escap
             os.close(fd)
     assert outcome.result.get("status") == "timeout", outcome.result
     assert "probe_runner" in outcome.result.get("error", "")
+
+
+def test_a_judges_output_file_is_emptied_past_its_bound(tmp_path):
+    from drk.gym.judges import trim_log
+
+    path = tmp_path / "judge.txt"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        os.write(fd, b"x" * 100)
+        assert not trim_log(fd, keep_bytes=100) and path.stat().st_size == 100
+        os.write(fd, b"y")
+        assert trim_log(fd, keep_bytes=100) and path.stat().st_size == 0
+        os.write(fd, b"next")
+        assert path.read_bytes() == b"next"  # rewound: no hole before what comes next
+    finally:
+        os.close(fd)
+
+
+def test_a_chatty_problem_does_not_fill_the_disk_through_the_judges_output():
+    """A problem printing 100 MB per get_inputs call grew a warm judge's output file by 1 GiB per evaluation
+    (attacker review, 2026-12-02)."""
+    from drk.gym import Problem
+    from drk.gym.judges import JUDGE_LOG_KEEP_BYTES
+
+    relu2 = example_problem("relu2")
+    chatty = Problem.from_source(relu2.source.replace("def get_inputs():", "def get_inputs():\n    print('x' * 2**24)"),
+                                 name="relu2_chatty")
+    assert chatty.source != relu2.source
+    assert evaluate(chatty, example_candidate("good"), device="cpu").status == "correct"
+    server = _idle_server()
+    sizes = [os.path.getsize(f"/proc/{server.process.pid}/fd/1")] if os.path.exists(
+        f"/proc/{server.process.pid}/fd/1") else []
+    assert sizes and sizes[0] <= JUDGE_LOG_KEEP_BYTES

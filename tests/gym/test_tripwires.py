@@ -62,3 +62,25 @@ print("ok")
 def test_our_own_measurement_code_does_not_look_like_tampering():
     out = subprocess.run([sys.executable, "-c", SNAPSHOT_SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_a_mode_the_problem_left_active_is_not_the_candidates_tamper():
+    """`torch.set_default_device` in a problem's module pushes a torch function mode before the candidate exists: it
+    made every honest candidate `hacked: tamper` (attacker review, 2026-12-02). A mode the candidate pushes still is."""
+    from drk.examples import example_candidate, example_problem
+    from drk.gym import EvalConfig, Problem, evaluate
+
+    relu2 = example_problem("relu2")
+    source = relu2.source.replace("import torch.nn as nn", "import torch.nn as nn\ntorch.set_default_device('cpu')")
+    assert source != relu2.source
+    problem = Problem.from_source(source, name="relu2_default_device")
+    config = EvalConfig(timeout_s=60)
+    assert evaluate(problem, example_candidate("good"), device="cpu", config=config).status == "correct"
+    pushes_a_mode = example_candidate("good") + (
+        "\nfrom torch.overrides import TorchFunctionMode\n\n"
+        "class _Watch(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))\n\n"
+        "_Watch().__enter__()\n")
+    result = evaluate(problem, pushes_a_mode, device="cpu", config=config)
+    assert result.status == "hacked" and "tamper" in result.hack_reasons, result.error

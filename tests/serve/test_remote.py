@@ -48,3 +48,46 @@ def test_refused_tasks_and_network_failures_are_env_errors(server, token):
 
     with RemoteEvaluator(server.url, "wrong-token-0000", timeout=60) as remote, pytest.raises(RemoteError, match="401"):
         remote.map([(PROBLEM, GOOD)])
+
+
+def _fake_server(answer_batch, answer_one=None):
+    """An httpx client whose 'server' answers every batch with ``answer_batch(task_ids)`` -> (status, body)."""
+    import json
+
+    import httpx
+
+    def handler(request):
+        body = json.loads(request.content or b"{}")
+        if request.url.path.endswith("/evaluate/batch"):
+            status, payload = answer_batch([t["task_id"] for t in body["tasks"]])
+        else:
+            status, payload = (answer_one or answer_batch)([body["task_id"]])
+        content = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        return httpx.Response(status, content=content, headers={"content-type": "application/json"})
+
+    return httpx.Client(transport=httpx.MockTransport(handler))
+
+
+def test_a_task_refused_for_its_problem_is_that_pairs_env_error_not_a_token_error():
+    """The server answers 403 for a problem not on its --problems list: the client read every 403 as a refused
+    token and raised, losing the batch (attacker review, 2026-12-02)."""
+    refuse = lambda ids: (403, {"detail": "tasks[0].reference_code is not one of this server's problems"})  # noqa: E731
+    with RemoteEvaluator("http://evil", "t", timeout=10, retry_s=1, client=_fake_server(refuse)) as remote:
+        results = remote.map([(PROBLEM, GOOD), (PROBLEM, DECOY)])
+    assert all(r.env_error and "HTTP 403" in r.error and "not one of this server's problems" in r.error
+               for r in results)
+
+
+@pytest.mark.parametrize("answer", [
+    lambda ids: (200, {"results": [1, None, {"task_id": ["unhashable"]}]}),
+    lambda ids: (200, {"results": [{"task_id": i, "status": "completed", "metadata": [1]} for i in ids]}),
+    lambda ids: (200, {"results": [{"task_id": i, "status": "completed", "metadata": {"status": {}}} for i in ids]}),
+    lambda ids: (200, b"[" * 100_000 + b"]" * 100_000),
+    lambda ids: (200, b"not json"),
+])
+def test_a_malformed_server_answer_is_an_env_error_never_an_exception(answer):
+    """A malicious or broken server (or proxy) made map raise AttributeError, TypeError, JSONDecodeError or
+    RecursionError (attacker review, 2026-12-02): every pair is an env_error instead."""
+    with RemoteEvaluator("http://evil", "t", timeout=3, retry_s=1, poll_s=0, client=_fake_server(answer)) as remote:
+        results = remote.map([(PROBLEM, GOOD), (PROBLEM, DECOY)])
+    assert [r.status for r in results] == ["runtime_error"] * 2 and all(r.env_error for r in results)

@@ -106,6 +106,7 @@ def test_same_id_with_other_content_is_a_conflict(server):
     ({"reference_code": "r", "kernel_code": "k", "num_correct_trials": "many"}, "num_correct_trials"),
     ({"reference_code": "r", "kernel_code": "k", "timeout": -1}, "timeout"),
     ({"reference_code": "r", "kernel_code": "k", "task_id": "no/slash"}, "task_id"),
+    ({"reference_code": "r", "kernel_code": "k", "task_id": ".."}, "task_id"),  # a client would fetch /results/
     ([1, 2], "Input should be a valid dictionary"),
 ])
 def test_malformed_requests_are_422_with_a_message(server, body, needle):

@@ -74,3 +74,14 @@ def test_file_and_overrides(tmp_path):
 def test_example_configs_load(path):
     cls = SFTRunConfig if path.name.startswith("sft") else RLConfig
     cls.from_file(path)
+
+
+def test_scripted_solutions_are_written_for_their_owner_only(tmp_path):
+    """The file holds bundled solutions verbatim: candidates run as other uids, and must not read the answer key."""
+    import stat
+
+    from drk.gym import load_problems
+    from drk.train.api import write_scripted_solutions
+
+    path = write_scripted_solutions(load_problems("drk:level1")[:2], tmp_path / "run" / "scripted.jsonl")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().count("\n") == 2
