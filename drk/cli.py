@@ -46,7 +46,7 @@ def _eval(args: argparse.Namespace) -> int:
         shared_runners().spares = 0  # one evaluation: no runner to start ahead for a next one
         result = evaluate(problem, candidate, device=args.device, config=_eval_config(args))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        print(f"drk eval: {exc}", file=sys.stderr)
+        print(f"drk eval: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except ProblemError as exc:  # the problem's fault, not the candidate's: no traceback, no verdict
         print(f"drk eval: problem error: {terminal_safe(str(exc)[-1500:])}", file=sys.stderr)
@@ -98,11 +98,11 @@ def _eval_batch(args: argparse.Namespace) -> int:
         records = batch.evaluate_batch(problems, rows, pool)
         out = batch.write_records(records, args.out)
     except (OSError, ValueError, ImportError) as exc:
-        print(f"drk eval: {exc}", file=sys.stderr)
+        print(f"drk eval: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     summary = batch.batch_summary(records)
-    for line in batch.input_error_lines(records):
-        print(f"drk eval: {line}", file=sys.stderr)
+    for line in batch.input_error_lines(records):  # they quote the rows' own text
+        print(f"drk eval: {terminal_safe(line)}", file=sys.stderr)
     if args.json:
         print(json.dumps(json_safe(summary), indent=2, allow_nan=False))
     else:
