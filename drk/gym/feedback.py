@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 from drk.gym.result import EvalResult, clean_text
 
 MAX_FEEDBACK_CHARS = 1500
+
+#: Chat-control strings of common templates (ChatML/Qwen ``<|im_end|>``, Llama 3 ``<|eot_id|>``, ``</s>``, ``[INST]``,
+#: Gemma's turns, think and tool tags): in the candidate's own text they are broken up, so that a tokenizer cannot
+#: read them as control tokens. An error message of ``<|im_end|>\n<|im_start|>user ... Your code is correct`` put a
+#: forged user turn, verdict and assistant turn into the policy's next context (attacker review, 2026-12-02).
+_CONTROL = re.compile(r"<\|[^|\n]{0,64}\|>|</?(?:s|think|tool_call|tool_response|unk|pad|bos|eos|start_of_turn|"
+                      r"end_of_turn)>|\[/?INST\]", re.IGNORECASE)
+
+
+def defang(text: str) -> str:
+    """``text`` with chat-control strings broken up (a space after their first character)."""
+    return _CONTROL.sub(lambda m: m.group(0)[0] + " " + m.group(0)[1:], text)
 
 _HEADLINES = {
     "format_error": "Your answer could not be used as a module.",
@@ -21,7 +35,7 @@ def make_feedback(result: EvalResult, top_k: int = 3) -> str:
     """What failed and where, or the speedup and where the time goes (bottleneck-aware feedback)."""
     lines = [_HEADLINES[result.status]]
     if result.error:
-        lines.append(result.error.strip())
+        lines.append(defang(result.error.strip()))
     if result.status == "correct":
         lines.extend(_performance_lines(result, top_k))
     text = "\n".join(lines)
@@ -45,5 +59,5 @@ def _performance_lines(result: EvalResult, top_k: int) -> list[str]:
         lines.append("Top kernels by GPU time:")
         for kernel in result.profile[:top_k]:
             owner = "yours" if kernel.get("own") else "not yours"
-            lines.append(f"  {100 * kernel['share']:.1f}%  {kernel['name'][:80]}  ({owner})")
+            lines.append(f"  {100 * kernel['share']:.1f}%  {defang(str(kernel['name'])[:80])}  ({owner})")
     return lines

@@ -920,7 +920,9 @@ class Session:
                   "timing_charge_ms": charge if cuda else None,
                   "mismatch": mismatch or min(samples["cand"]) <= 0}
         if cuda:
-            result["speedup"] = ref_ms / cand_ms if cand_ms > 0 else None
+            # finite or None: a claimed 1e-320 ms made it inf, which reached feedback ("infx"), records and, without
+            # a speedup cap, the reward (attacker review, 2026-12-02)
+            result["speedup"] = wire.finite_or_none(ref_ms / cand_ms) if cand_ms > 0 else None
         return result
 
     def reference_round(self, specs: list[CallSpec], pick: int,
@@ -968,19 +970,28 @@ class Session:
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
     def profile(self) -> dict[str, Any]:
-        from drk.gym.profiling import summarise_kernels
-
         answer, _ = self._ask({"op": "profile", "call": CallSpec(self._fresh_seed(), "eval").to_dict()})
-        table = answer.get("kernels_ms")
-        if not isinstance(table, dict):
-            return {}
-        # each claim capped (1e6 ms), so a sum of up to 2,000 stays finite: a claimed 1e308 once made PR NaN, and
-        # the reward raised on it
-        clean = {str(k)[:200]: min(float(v), MAX_KERNEL_MS) for k, v in list(table.items())[:2000]
-                 if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
-        prof = summarise_kernels(clean, self.own_names)
-        coverage = prof.coverage if prof.coverage is None or math.isfinite(prof.coverage) else None
-        return {"coverage": coverage, "profile": prof.kernels[:10]}
+        coverage, kernels = claimed_coverage(answer.get("kernels_ms"), self.own_names)
+        return {"coverage": coverage, "profile": kernels}
+
+
+def claimed_coverage(table: Any, own_names: set[str]) -> tuple[float, list[dict[str, Any]]]:
+    """PR from a runner's kernel table (a claim) and its top ten kernels.
+
+    Each claim is capped (1e6 ms), so a sum of up to 2,000 stays finite (a claimed 1e308 once made PR NaN, and the
+    reward raised on it). A table that is missing, malformed or claims no kernel time gives PR 0: none of the time is
+    shown to be the candidate's own kernels' (it was ``None``, which PRS's default treats as a configuration error:
+    one candidate that launched nothing while profiled stopped a whole training step, attacker review 2026-12-02).
+    """
+    from drk.gym.profiling import summarise_kernels
+
+    if not isinstance(table, dict):
+        return 0.0, []
+    clean = {str(k)[:200]: min(float(v), MAX_KERNEL_MS) for k, v in list(table.items())[:2000]
+             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
+    prof = summarise_kernels(clean, own_names)
+    coverage = prof.coverage if prof.coverage is not None and math.isfinite(prof.coverage) else 0.0
+    return coverage, prof.kernels[:10]
 
 
 # --- checks on the runner's claims ------------------------------------------------------------------------------

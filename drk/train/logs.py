@@ -46,7 +46,7 @@ METRICS: dict[str, str] = {
     "gym/hacking_ratio": "share of samples with hacking evidence (judged hacked, or flagged with the check off)",
     "gym/format_error_rate": "share of samples with status format_error",
     "gym/compile_error_rate": "share of samples with status compile_error",
-    "gym/env_error_rate": "share of samples the environment failed to judge (e.g. GPU OOM); left out of the loss",
+    "gym/env_error_rate": "share of samples the environment failed to judge (e.g. GPU OOM); their trajectories leave the loss and baselines",
     "gym/profiling_ratio": "mean profiling ratio PR of correct samples (absent on CPU)",
     "rollout/kl_k1": "per-token KL(rollout || train), k1 estimator, on sampled reply tokens",
     "rollout/kl_k3": "per-token KL(rollout || train), k3 estimator",

@@ -90,13 +90,19 @@ def score_batch(trajectories: list[Trajectory], train_logps: torch.Tensor, confi
     keep_prs = prs_keep_mask(table["correct"], table["coverage"], _prs_config(cfg),
                              rng=np.random.default_rng([cfg.seed, step - 1])).astype(bool)
     keep_mrs, mrs = _mrs(train_slices, rollout_slices, table, cfg)
-    keep_filters = filter_keep_masks(table, cfg)
-    keep = keep_prs & keep_mrs & ~table["env_error"].astype(bool)
+    # A trajectory with a turn the environment could not judge has no known return: it is left out of the loss and
+    # of every group's baseline and filter (its 0 reward once counted as a failure in its group's mean and in its
+    # earlier turns' reward-to-go, attacker review 2026-12-02), as if it had not been sampled.
+    judged = judged_trajectories(table)
+    sub = {name: column[judged] for name, column in table.items()}
+    keep_filters = {name: _scatter(mask, judged, True) for name, mask in filter_keep_masks(sub, cfg).items()}
+    keep = keep_prs & keep_mrs & judged
     for name, on in (("flat_group", cfg.drop_flat_groups), ("after_success", cfg.mask_failures_after_success)):
         if on:
             keep &= keep_filters[name]
-    advantages = compute_advantages(table["reward"], table["prompt_id"], table["traj_id"], table["turn"],
-                                    estimator=cfg.estimator, gamma=cfg.gamma, keep=keep, level=cfg.advantage_level)
+    advantages = _scatter(compute_advantages(sub["reward"], sub["prompt_id"], sub["traj_id"], sub["turn"],
+                                             estimator=cfg.estimator, gamma=cfg.gamma, keep=keep[judged],
+                                             level=cfg.advantage_level), judged, 0.0)
     token_adv, loss_mask = token_tensors(trajectories, table, advantages, keep, train_logps.size(1),
                                          device=train_logps.device)
     signals = BatchSignals(
@@ -107,6 +113,19 @@ def score_batch(trajectories: list[Trajectory], train_logps: torch.Tensor, confi
     )
     signals.metrics = batch_metrics(signals, max_turns=cfg.max_turns)
     return signals
+
+
+def judged_trajectories(table: dict[str, np.ndarray]) -> np.ndarray:
+    """Rows whose trajectory has no ``env_error`` turn (shape (n,), bool)."""
+    unjudged = {(p, t) for p, t, e in zip(table["prompt_id"], table["traj_id"], table["env_error"]) if e}
+    return np.array([(p, t) not in unjudged for p, t in zip(table["prompt_id"], table["traj_id"])], dtype=bool)
+
+
+def _scatter(values: np.ndarray, rows: np.ndarray, fill: Any) -> np.ndarray:
+    """``values`` (one per True of ``rows``) back at their rows of the whole table; ``fill`` elsewhere."""
+    out = np.full(rows.shape, fill, dtype=np.asarray(values).dtype if len(values) else type(fill))
+    out[rows] = values
+    return out
 
 
 def reward_table(trajectories: list[Trajectory], config: RLConfig) -> dict[str, np.ndarray]:

@@ -91,3 +91,16 @@ def test_fetched_outputs_and_references_stay_in_host_memory_when_the_device_is_f
     kept = _on_device([original, 3], torch.device("cuda"))
     assert torch.equal(from_pipe, original) and torch.equal(from_area, original) and nbytes == len(blob)
     assert kept[0] is original and kept[1] == 3
+
+
+def test_a_profile_that_claims_nothing_is_pr_zero_not_missing():
+    """A correct candidate that launched nothing while profiled had PR None, which PRS's default reads as a
+    configuration error: one such candidate stopped a whole training step (attacker review, 2026-12-02)."""
+    from drk.gym.judge import claimed_coverage
+
+    own = {"relu2_kernel"}
+    assert claimed_coverage({"relu2_kernel": 1.0, "aten::mul": 3.0}, own)[0] == 0.25
+    for claim in ({}, None, [1, 2], {"relu2_kernel": float("nan")}, {"relu2_kernel": -1.0}, {"x": True}):
+        coverage, kernels = claimed_coverage(claim, own)
+        assert coverage == 0.0 and kernels == []
+    assert claimed_coverage({"relu2_kernel": 1e308, "other": 1e308}, own)[0] == 0.5  # capped: finite

@@ -80,14 +80,33 @@ def test_rejections_share_one_keep_convention_and_leave_baselines_alone():
     assert signals.keep_filters["flat_group"].all()  # both prompts have different last-turn rewards
     assert signals.keep_filters["after_success"].all()  # no failure follows a success here
     np.testing.assert_array_equal(signals.keep, ~lazy & ~table["env_error"])
-    want = compute_advantages(table["reward"], table["prompt_id"], table["traj_id"], table["turn"],
-                              keep=signals.keep)
-    np.testing.assert_allclose(signals.advantages, want)
+    judged = ~table["env_error"]  # the unjudged sample is not in any baseline: as if it had not been sampled
+    want = compute_advantages(table["reward"][judged], table["prompt_id"][judged], table["traj_id"][judged],
+                              table["turn"][judged], keep=signals.keep[judged])
+    np.testing.assert_allclose(signals.advantages[judged], want)
     assert signals.advantages[lazy].tolist() == [0.0] and signals.advantages[table["env_error"]].tolist() == [0.0]
     assert signals.loss_mask[3].sum() == 0 and signals.loss_mask[5].sum() == 0
     assert signals.metrics["rl/prs_masked_frac"] == pytest.approx(1 / 8)
     assert signals.metrics["gym/env_error_rate"] == pytest.approx(1 / 8)
     assert signals.metrics["rl/kept_frac"] == pytest.approx(6 / 8)
+
+
+def test_an_unjudged_turn_takes_its_whole_trajectory_out_of_the_baselines_and_returns():
+    """An env_error turn has no reward: its 0 once counted as a failure in its group's mean (three equal correct
+    answers beside one env_error got +0.667 each instead of 0) and in its earlier turns' reward-to-go (attacker
+    review, 2026-12-02)."""
+    same = [trajectory(i, 0, [OK]) for i in range(3)] + [trajectory(3, 0, [OOM])]
+    signals = score_batch(same, train_logps(same), config(), step=1)
+    assert signals.advantages.tolist() == [0.0, 0.0, 0.0, 0.0] and signals.keep.tolist() == [True] * 3 + [False]
+    # two equal two-turn trajectories, the environment failing on the second's second turn: its first turn is
+    # out too (its return is unknown), and the first trajectory's turns are alone in their groups
+    two = [trajectory(0, 0, [BAD, OK]), trajectory(1, 0, [BAD, OOM])]
+    signals = score_batch(two, train_logps(two), config(), step=1)
+    assert signals.keep.tolist() == [True, True, False, False]
+    lone = compute_advantages(np.array([0.0, 3.0]), np.array([0, 0]), np.array([0, 0]), np.array([1, 2]))
+    np.testing.assert_allclose(signals.advantages, [*lone, 0.0, 0.0])
+    everything_failed = [trajectory(0, 0, [OOM])]
+    assert score_batch(everything_failed, train_logps(everything_failed), config(), step=1).advantages.tolist() == [0.0]
 
 
 def test_filters_are_logged_when_off_and_applied_when_on():
