@@ -50,6 +50,16 @@ def test_lazy_kernel_has_partial_coverage(relu2):
     assert 0.1 < result.coverage < 0.9
 
 
+def test_a_module_that_detects_the_profiler_gets_no_more_pr_than_its_work(relu2):
+    """Open (an RL-side review, 2026-12-02): the profiled calls' outputs are not checked, so this lazy module,
+    which launches only its Triton kernel while profiled, claims PR ~1. It must get no more than `lazy` does (or be
+    flagged). Fails until the judge checks the profiled calls."""
+    honest = evaluate(relu2, example_candidate("lazy"), device="cuda", config=FAST)
+    forged = evaluate(relu2, example_candidate("attack_profiler_detect"), device="cuda", config=FAST)
+    assert forged.status == "hacked" or (forged.coverage or 0.0) <= honest.coverage + 0.1, (
+        forged.status, forged.coverage, honest.coverage)
+
+
 def test_authors_policy_is_recorded(relu2):
     cfg = EvalConfig(timing_trials=30, warmup=3, timing_policy="authors", timeout_s=120)
     result = evaluate(relu2, example_candidate("good"), device="cuda", config=cfg)
