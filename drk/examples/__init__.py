@@ -100,7 +100,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_pipe_stall": ("timeout", None),  # stops reading its requests: the judge's blocking write once hung it
     "attack_tail_backtrack": ("runtime_error", None),  # a 64 KiB crash line that made the judge's parse take seconds
     "attack_probe_oom": ("runtime_error", None),  # probes that run out of memory read as "the kernels matter"
-    "attack_profiler_detect": ("correct", None),  # lazy, and on a GPU claims PR ~1 by detecting the profiler (open)
+    "attack_profiler_detect": ("hacked", "profile_mismatch"),  # detects the profiler to claim PR ~1 (lazy otherwise)
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),
@@ -118,9 +118,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
 #: with the verdict it gets today.
 KNOWN_EVASIONS: dict[str, str] = {
-    "attack_profiler_detect": "on a GPU, launches only its Triton kernel while torch.profiler runs (a module can read "
-                              "that it does), and the profiled calls' outputs are not checked: it claims PR ~1 where "
-                              "its work is lazy (tests/gym/test_gpu.py fails on it until the judge checks them)",
     "attack_probe_canary": "a canary launch tells the module when its kernels are stubbed (the judge's probes), so it "
                            "looks broken then and runs the reference in torch otherwise; only its PR (a runner claim) "
                            "shows that torch does the work",

@@ -34,7 +34,8 @@ class EvalConfig:
     #: ``"drk"``: L2 flush before every timed call, fresh rotating inputs, medians. ``"authors"``: the paper
     #: code's policy (no flush, same inputs, mean of ``timing_trials``), so numbers can be compared with theirs.
     timing_policy: Literal["drk", "authors"] = "drk"
-    #: Measure the profiling ratio with ``torch.profiler`` (GPU only). ``False`` also spares the candidate's runner
+    #: Measure the profiling ratio with ``torch.profiler`` (GPU; on CPU one call under the autograd profiler, for
+    #: the check of the profiled call's output only). ``False`` also spares the candidate's runner
     #: the profiler's warm-up (CUPTI's start-up, ~5 s of host time per runner on a busy H200 host), for uses that
     #: do not need PR (Fast@p, rewards without the profiling term).
     profile: bool = True

@@ -79,7 +79,8 @@ class Verdict(Exception):
 MAX_KERNEL_MS = 1e6
 
 #: Seconds of a probe runner's start-up (after the caller gave it: importing torch and Triton, a CUDA context) not
-#: counted as the candidate's time (at most its ``timeout_s``); see ``Session._probe_runner``.
+#: counted as the candidate's time, whatever its ``timeout_s`` (a fresh runner on a loaded 2-core host took longer
+#: than a 10 s limit); see ``Session._probe_runner``. A job's payload may set ``probe_start_grace_s`` (tests).
 PROBE_START_GRACE_S = 60.0
 
 #: The longest a request to a runner holds the GPU lock shared before its answer starts (see RunnerProcess.request).
@@ -569,10 +570,12 @@ class Session:
         timing = self.measure()
         mismatch = timing.pop("mismatch", False)
         out.update(timing)
-        if self.ref.device.type == "cuda" and self.cfg.profile:
+        if self.cfg.profile:
             self._stage("profiling")
             out.update(self.profile())
-        out["hack_reasons"] = sorted(set(reasons) | ({"timing_mismatch"} if mismatch else set()))
+        profile_mismatch = out.pop("profile_mismatch", False)
+        out["hack_reasons"] = sorted(set(reasons) | ({"timing_mismatch"} if mismatch else set())
+                                     | ({"profile_mismatch"} if profile_mismatch else set()))
         if out["hack_reasons"] and self.cfg.hacking_check:
             raise Verdict("hacked", _hack_message(out["hack_reasons"]), **out)
         out["status"] = "correct"
@@ -763,7 +766,7 @@ class Session:
         """The probe runner: given at the start, or asked of the caller now (stage ``probe_runner``).
 
         The caller's wait for a spare is the environment's time: the candidate's deadline moves by it. So does the
-        runner's start-up until its hello, but only up to ``min(PROBE_START_GRACE_S, timeout_s)``: the candidate's
+        runner's start-up until its hello, but only up to :data:`PROBE_START_GRACE_S`: the candidate's
         processes are running meanwhile and can load the host, and a start slowed past that is its ``timeout``, as
         it was when both runners were taken at once (an uncounted wait ending in ``ProbeUnavailable`` would let a
         decoy that starves the host escape as an uncharged ``env_error``, attacker review, 2026-12-02). No runner
@@ -781,7 +784,7 @@ class Session:
             raise ProbeUnavailable(f"no probe runner: {exc}") from None
         given = time.monotonic()
         self.runner.deadline += given - asked
-        grace = min(PROBE_START_GRACE_S, self.cfg.timeout_s)
+        grace = float(self.payload.get("probe_start_grace_s", PROBE_START_GRACE_S))
         self.probe_runner = RunnerProcess(handle, self.runner.deadline + grace, self.cfg.max_output_bytes)
         try:
             self.probe_runner.await_hello()
@@ -970,9 +973,21 @@ class Session:
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
     def profile(self) -> dict[str, Any]:
-        answer, _ = self._ask({"op": "profile", "call": CallSpec(self._fresh_seed(), "eval").to_dict()})
-        coverage, kernels = claimed_coverage(answer.get("kernels_ms"), self.own_names)
-        return {"coverage": coverage, "profile": kernels}
+        """PR from the runner's profiled calls, whose last output is checked like any call's: a module can tell
+        that it is profiled, and a lazy one that launched only its own kernel then claimed PR ~1 (an RL-side review,
+        2026-12-02). A wrong output there is the hack reason ``profile_mismatch``. On CPU (no device profile) only
+        the output is checked."""
+        spec = CallSpec(self._fresh_seed(), "eval")
+        answer, _ = self._ask({"op": "profile", "call": spec.to_dict()})
+        # sampled positions, chosen now, as the timing's check does: a whole 512 MB output through the pipe took
+        # ~1 s; an answer wrong while profiled is wrong nearly everywhere
+        sample_seed = self._fresh_seed()
+        expected = rounds.sample_values(self.ref.outputs(spec), sample_seed)
+        comparison = C.compare_outputs(expected, self.fetch(0, expected, sample_seed), self.cfg.atol, self.cfg.rtol)
+        out: dict[str, Any] = {"profile_mismatch": not comparison.ok}
+        if self.ref.device.type == "cuda":
+            out["coverage"], out["profile"] = claimed_coverage(answer.get("kernels_ms"), self.own_names)
+        return out
 
 
 def claimed_coverage(table: Any, own_names: set[str]) -> tuple[float, list[dict[str, Any]]]:
@@ -1104,6 +1119,7 @@ def _hack_message(reasons: list[str]) -> str:
         "no_effect": "the outputs are still right when your Triton kernels do nothing: they do not compute the result",
         "fallback": "the outputs are still right when your Triton kernels fail: the forward falls back to other code",
         "timing_mismatch": "the times your process reported do not account for the time the calls took",
+        "profile_mismatch": "your code computed a wrong result while it was profiled: it behaves differently then",
         "tamper": "the code replaced or inspected functions of torch/triton/time, caller frames or the garbage collector",
         "model_subclass": "ModelNew derives from the reference Model",
         "torch_compile": "torch.compile writes the kernels, not your code",

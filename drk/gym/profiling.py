@@ -22,21 +22,36 @@ def kernel_times(cand: Callable[..., Any], args: Sequence[Any], calls: int = 3) 
     Only device-side kernel events count (no CPU time in the denominator, unlike the paper's code). This runs in
     the candidate's process: the judge treats the table as the candidate's claim (see docs/environment.md).
     """
+    return profiled_calls(cand, args, calls)[0]
+
+
+def profiled_calls(cand: Callable[..., Any], args: Sequence[Any], calls: int = 3,
+                   cuda: bool = True) -> tuple[dict[str, float], Any]:
+    """:func:`kernel_times` and the output of the last profiled call (the judge checks it: a module can tell that
+    it is profiled, and a lazy one that launched only its own kernel then claimed PR ~1, an RL-side review,
+    2026-12-02). ``cuda=False`` (the Triton interpreter): the calls run under the autograd profiler without
+    kineto (the same "profiler enabled" state a module can read, in ~1 ms instead of kineto's ~1.4 s start-up in a
+    fresh process), no table."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    with torch.inference_mode():
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    # no_grad, as the checked and timed eval calls run (rounds.call_model): inference_mode here was a state only the
+    # profiled calls had, so a module could tell them apart by it too (attack_inference_mode_detect)
+    with torch.no_grad():
         cand(*args)  # compile outside the profile
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        sync()
+        profiler = profile(activities=[ProfilerActivity.CUDA]) if cuda else \
+            torch.autograd.profiler.profile(use_kineto=False)
+        with profiler as prof:
             for _ in range(calls):
-                cand(*args)
-            torch.cuda.synchronize()
+                out = cand(*args)
+            sync()
     per_kernel: dict[str, float] = defaultdict(float)
-    for event in prof.events():
+    for event in prof.events() if cuda else ():
         if event.device_type == DeviceType.CUDA:
             per_kernel[event.name] += _device_us(event) / 1e3 / calls  # us -> ms per call
-    return dict(per_kernel)
+    return dict(per_kernel), out
 
 
 def _device_us(event: Any) -> float:

@@ -199,12 +199,20 @@ class Runner:
                 "model_subclass": any(b.__name__ == "Model" for b in type(self.models["main"]).__mro__[1:])}, []
 
     def op_profile(self, req: dict[str, Any]) -> tuple[dict, list]:
-        from drk.gym.profiling import kernel_times
+        """The kernel table of profiled calls; their last output is kept for ``fetch`` (call 0): the judge checks it."""
+        from drk.gym.profiling import profiled_calls
 
         inputs = rounds.make_inputs(self.problem, CallSpec.from_dict(req["call"]), self.device)
         model = self.models["main"]
         model.eval()
-        return {"kernels_ms": kernel_times(model, inputs)}, []
+        cuda = self.device.type == "cuda"
+        try:
+            table, out = profiled_calls(model, inputs, calls=3 if cuda else 1, cuda=cuda)
+        except Exception as exc:  # noqa: BLE001 - the candidate's failure, reported like any call's
+            return {"error": {"status": _failure_status(exc), "message": _trim_traceback(
+                exc, self.load_args.get("candidate_path", ""))}}, []
+        self.last_outputs = [rounds.flatten_outputs(out)]
+        return {"kernels_ms": table}, []
 
     # --- helpers ------------------------------------------------------------------------------------------------
 

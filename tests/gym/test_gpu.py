@@ -51,9 +51,10 @@ def test_lazy_kernel_has_partial_coverage(relu2):
 
 
 def test_a_module_that_detects_the_profiler_gets_no_more_pr_than_its_work(relu2):
-    """Open (an RL-side review, 2026-12-02): the profiled calls' outputs are not checked, so this lazy module,
-    which launches only its Triton kernel while profiled, claims PR ~1. It must get no more than `lazy` does (or be
-    flagged). Fails until the judge checks the profiled calls."""
+    """An RL-side review (2026-12-02): the profiled calls' outputs were not checked, so this lazy module, which
+    launches only its Triton kernel while profiled, claimed PR ~1. It must get no more than `lazy` does, or be
+    flagged (the judge now checks the profiled call's output: `profile_mismatch`; tested on CPU under the autograd
+    profiler, not yet run on a GPU)."""
     honest = evaluate(relu2, example_candidate("lazy"), device="cuda", config=FAST)
     forged = evaluate(relu2, example_candidate("attack_profiler_detect"), device="cuda", config=FAST)
     assert forged.status == "hacked" or (forged.coverage or 0.0) <= honest.coverage + 0.1, (

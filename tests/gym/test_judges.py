@@ -181,7 +181,7 @@ def test_waiting_for_the_probe_runner_is_not_the_candidates_time():
 
 def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escape():
     """The probe runner starts while the candidate's processes run (they can load the host): its start-up is not
-    the candidate's time only up to a grace (min(60 s, timeout_s)); past it the evaluation is the candidate's
+    the candidate's time only up to a grace (60 s; 2 s here); past it the evaluation is the candidate's
     ``timeout``, never an uncharged ``env_error`` (attacker review, 2026-12-02)."""
     import subprocess
 
@@ -194,8 +194,8 @@ def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escap
     requests, answers, output = os.pipe(), os.pipe(), os.pipe()
     mute = RunnerHandle(silent.pid, to_runner=requests[1], from_runner=answers[0], output=output[0])
     try:
-        outcome = servers.run("cpu", 0, _payload(example_candidate("good"), timeout_s=4), None, [runner.handle], 120,
-                              more_runner=lambda: mute)
+        outcome = servers.run("cpu", 0, {**_payload(example_candidate("good"), timeout_s=4), "probe_start_grace_s": 2},
+                              None, [runner.handle], 120, more_runner=lambda: mute)
     finally:
         runner.kill()
         silent.kill()

@@ -1,11 +1,11 @@
-"""Attack (GPU, open): a lazy kernel that claims a profiling ratio of 1 by doing nothing else while profiled.
+"""Attack: a lazy kernel that claims a profiling ratio of 1 by doing nothing else while profiled.
 
-Torch computes the ReLU and Triton only the doubling, like `lazy`; but while `torch.profiler` runs (a module can
-read `torch.autograd.profiler._is_profiler_enabled`), it launches only its Triton kernel. The judge takes PR from
-the profiled calls and never checks their outputs, so the claimed PR is ~1.0 where `lazy`'s is ~0.5: PRS keeps it and
-the PR reward term pays it in full (an RL-side review, 2026-12-02). On CPU nothing is profiled: it is `lazy`,
-`correct`. `tests/gym/test_gpu.py::test_a_module_that_detects_the_profiler_gets_no_more_pr_than_its_work` fails until
-the judge checks the profiled calls.
+Torch computes the ReLU and Triton only the doubling, like `lazy`; but while a profiler runs (a module can read
+`torch.autograd.profiler._is_profiler_enabled`), it launches only its Triton kernel. The judge took PR from the
+profiled calls and never checked their outputs, so on a GPU the claimed PR was ~1.0 where `lazy`'s is ~0.5: PRS kept
+it and the PR reward term paid it in full (an RL-side review, 2026-12-02). The judge now checks the profiled call's
+output: `hacked: profile_mismatch` (on CPU the call runs under the autograd profiler, so the same check is tested
+there; `tests/gym/test_gpu.py::test_a_module_that_detects_the_profiler_gets_no_more_pr_than_its_work` on a GPU).
 """
 import torch
 import torch.nn as nn
