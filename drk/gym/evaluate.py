@@ -93,7 +93,8 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
         """The probe runner, taken only when the judge asks (the candidate passed its correctness checks)."""
         if probe_runners:
             raise OSError("an evaluation has one probe runner")
-        probe_runners.append(shared_runners().take(kind, gpu_index, level, profiler=False))  # probes never profile
+        # probes never profile; the replacement starts with the next evaluation (its warm), not during this timing
+        probe_runners.append(shared_runners().take(kind, gpu_index, level, profiler=False, top_up=False))
         return probe_runners[0].handle
 
     payload = {

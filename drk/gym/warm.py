@@ -303,9 +303,11 @@ class WarmRunners:
             threading.Thread(target=self._finish_spares, name=f"drk-runner-start-{i}", daemon=True).start()
 
     def take(self, device: str, gpu_index: int, level: str, wait_s: float = TAKE_WAIT_S,
-             profiler: bool = True) -> StartedRunner:
+             profiler: bool = True, top_up: bool = True) -> StartedRunner:
         """A live started runner: an idle spare, else one already starting (waited for up to ``wait_s``), else a
-        new one started here. ``profiler=False``: one that did not warm the profiler up (for the probes)."""
+        new one started here. ``profiler=False``: one that did not warm the profiler up (for the probes).
+        ``top_up=False``: its replacement is left to the next :meth:`warm` (the probe runner is taken just before
+        its evaluation's timing, and a replacement starting then loads the host during that timing)."""
         key = spare_key(device, gpu_index, level, profiler)
         runner, dead = None, []
         deadline = time.monotonic() + wait_s
@@ -324,7 +326,8 @@ class WarmRunners:
                 self._arrived.wait(min(remaining, 1.0))
         for candidate in dead:  # reaped outside the lock: other evaluations need not wait for it
             candidate.kill()
-        self._top_up(key)
+        if top_up:
+            self._top_up(key)
         return runner if runner is not None else start_runner(device, gpu_index, level, profiler=key[3])
 
     def reserve(self, n: int) -> None:
