@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-_allclose = torch.allclose
 _isclose = torch.isclose
 _equal = torch.equal
 

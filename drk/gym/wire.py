@@ -195,6 +195,17 @@ def _described(meta: Any) -> tuple[torch.dtype, list[int], int, int]:
     return dtype, shape, numel, numel * torch.empty((), dtype=dtype).element_size()
 
 
+def _copy_to(host: torch.Tensor, device: torch.device | str) -> torch.Tensor:
+    """A copy of ``host`` (a view of a peer's bytes) on ``device``, or in host memory when the device is full (a
+    candidate can fill it: the comparison then runs in host memory instead)."""
+    if torch.device(device).type == "cpu":
+        return host.clone()
+    try:
+        return host.to(device)
+    except torch.OutOfMemoryError:
+        return host.clone()
+
+
 def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "cpu") -> torch.Tensor:
     """Rebuild a tensor from a peer's ``meta`` and bytes; a WireError when they do not agree or are not allowed."""
     dtype, shape, numel, nbytes = _described(meta)
@@ -203,11 +214,7 @@ def tensor_from_blob(meta: Any, blob: bytearray, device: torch.device | str = "c
     try:
         if numel == 0:
             return torch.empty(shape, dtype=dtype, device=device)
-        host = torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape)
-        try:
-            return host.to(device)
-        except torch.OutOfMemoryError:
-            return host.clone()  # the device is full (a candidate can fill it): compared in host memory instead
+        return _copy_to(torch.frombuffer(blob, dtype=torch.uint8).view(dtype).reshape(shape), device)
     except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
 
@@ -264,10 +271,7 @@ def tensor_from_area(meta: Any, area: Any, device: torch.device | str = "cpu",
         with warnings.catch_warnings():  # the judge maps the area read-only; it copies at once
             warnings.simplefilter("ignore", UserWarning)
             view = torch.frombuffer(area, dtype=dtype, count=numel, offset=offset).reshape(shape)
-        try:
-            copy = view.clone() if torch.device(device).type == "cpu" else view.to(device)
-        except torch.OutOfMemoryError:
-            copy = view.clone()  # the device is full (a candidate can fill it): compared in host memory instead
+        copy = _copy_to(view, device)
     except (RuntimeError, ValueError, OverflowError) as exc:  # the peer's description, not our failure
         raise WireError(f"tensor {meta['dtype']}{shape[:8]} cannot be built: {str(exc)[:200]}") from None
     del view
