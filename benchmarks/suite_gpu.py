@@ -69,6 +69,9 @@ def main() -> None:
         stages = pd.DataFrame([r.stage_s for r in results]).mean().round(2)
         print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
               + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")
+        peaks = pd.Series([r.judge_gpu_mb for r in results], dtype=float) / 1024
+        print(f"[{policy}] judge GPU peak GiB: median {peaks.median():.1f}, max {peaks.max():.1f}; retried alone "
+              f"after running out of memory: {sum('lone_retry' in (r.stage_s or {}) for r in results)}")
         overall = timing_policy_fast_p(frame.assign(label=[p.key for p, _ in labels])).iloc[0]
         print(f"[{policy}] Fast@p of the bundled solutions: "
               + ", ".join(f"{k} {100 * overall[k]:.1f}%" for k in overall.index if k.startswith("Fast@")))

@@ -146,7 +146,9 @@ class Pool:
         self._gpu_lock = threading.Lock()
         self._memory = MemoryGate(self._gpu_budgets())
         self._needs: dict[str, int] = {}  # problem source -> bytes an evaluation of it is expected to need (learned)
-        self._needs_lock = threading.Lock()
+        self._needs_lock = threading.Condition()
+        self._first_sights: set[str] = set()  # problems whose first evaluation runs now (cuda: the others wait)
+        self._seen: set[str] = set()  # problems with a finished evaluation (learned or not)
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -171,8 +173,33 @@ class Pool:
         return {g: int(GPU_MEMORY_SHARE * torch.cuda.get_device_properties(g).total_memory) for g in self.gpus}
 
     def _need(self, problem: Problem) -> int:
+        """The memory an evaluation of ``problem`` is expected to need: its own learned footprint; for a problem never
+        measured, the largest footprint learned so far (a batch's problems tend to be alike: on 2026-12-02 a bundled
+        level-1 pass admitted eight unseen 512 MB problems at once, and each that ran out was retried alone)."""
         with self._needs_lock:
-            return self._needs.get(problem.source, 0)
+            return self._needs.get(problem.source, max(self._needs.values(), default=0))
+
+    @contextlib.contextmanager
+    def _first_sight(self, problem: Problem) -> Iterator[None]:
+        """On a GPU, while a problem's first evaluation runs, its other evaluations wait for the footprint it
+        learns: a group of G samples of one new problem would otherwise start together at an unknown size."""
+        if self.device != "cuda":
+            yield
+            return
+        key = problem.source
+        with self._needs_lock:
+            self._needs_lock.wait_for(lambda: key in self._seen or key not in self._first_sights)
+            first = key not in self._seen
+            if first:
+                self._first_sights.add(key)
+        try:
+            yield
+        finally:
+            if first:
+                with self._needs_lock:
+                    self._first_sights.discard(key)
+                    self._seen.add(key)
+                    self._needs_lock.notify_all()
 
     def _learn(self, problem: Problem, result: EvalResult) -> None:
         """Remember the largest footprint seen for ``problem`` (from its judge's peak: trusted, never the
@@ -208,10 +235,11 @@ class Pool:
         key = cache_key(problem, candidate_src, config, self._device_kind)
         result = self.cache.get(key) if self.cache is not None else None
         if result is None:
-            result = self._evaluate_uncached(problem, candidate_src, config)
+            result = self._evaluate_uncached(problem, candidate_src, config)  # learns from each attempt
             if self.cache is not None:
                 self.cache.put(key, result)
-        self._learn(problem, result)  # a cached result's judge peak counts as much as a fresh one's
+        else:
+            self._learn(problem, result)  # a cached result's judge peak counts as much as a fresh one's
         return result
 
     def _evaluate_uncached(self, problem: Problem, candidate_src: str, config: EvalConfig) -> EvalResult:
@@ -224,13 +252,24 @@ class Pool:
         one lone retry.
         """
         gpu = self._pick_gpu() if self.device == "cuda" else 0
-        with self._memory.shared(gpu, self._need(problem)):
+        waits: dict[str, float] = {}
+        start = time.monotonic()
+        with self._first_sight(problem), self._memory.shared(gpu, self._need(problem)):
+            waits["memory_gate"] = time.monotonic() - start
             result = self._attempt(problem, candidate_src, config, gpu)
+            self._learn(problem, result)  # before the evaluations waiting on this first sight go on
         if ran_out_of_gpu_memory(result):
+            start = time.monotonic()
             with self._memory.alone(gpu):
+                waits["lone_retry_wait"] = time.monotonic() - start
                 if self.device == "cuda":  # killed processes free their GPU memory a moment after they are gone
                     time.sleep(LONE_RETRY_PAUSE_S)
+                start = time.monotonic()
                 result = self._attempt(problem, candidate_src, config, gpu)
+                waits["lone_retry"] = time.monotonic() - start
+            self._learn(problem, result)
+        if self.device == "cuda":  # where a pool's time goes (benchmarks/suite_gpu.py prints the stage means)
+            result.stage_s = {**(result.stage_s or {}), **{k: round(v, 3) for k, v in waits.items()}}
         return result
 
     def _attempt(self, problem: Problem, candidate_src: str, config: EvalConfig, gpu: int) -> EvalResult:

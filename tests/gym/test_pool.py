@@ -276,7 +276,57 @@ def test_pool_learns_a_problems_memory_from_its_judges_peak(problem, monkeypatch
     assert pool._need(problem) == expected
     pool.evaluate(problem, example_candidate("wrong"))
     assert pool._need(problem) == expected  # a smaller peak does not shrink it
-    assert pool._need(example_problem("matmul")) == 0
+    assert pool._need(example_problem("matmul")) == expected  # never seen: like the largest seen so far
+
+
+def _gpu_pool_on_cpu(monkeypatch, results):
+    """A pool that takes the GPU paths (first sights, stage waits) with ``evaluate`` replaced: no GPU here."""
+    import drk.gym.pool as pool_module
+
+    monkeypatch.setattr(pool_module, "evaluate", lambda p, src, **kw: results(p, src))
+    monkeypatch.setattr(pool_module, "LONE_RETRY_PAUSE_S", 0.0)
+    pool = Pool(device="cpu", workers=4, config=CONFIG, progress=False)
+    pool.device, pool.gpus = "cuda", [0]
+    return pool
+
+
+def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(problem, monkeypatch):
+    """G samples of a problem never seen would start together at an unknown size (and run out of memory together):
+    the first runs, the rest start once its footprint is known; another problem is not held back."""
+    started, release, order = threading.Event(), threading.Event(), []
+
+    def results(p, src):
+        order.append((p.name, src))
+        if src == "first":
+            started.set()
+            assert release.wait(10)
+        return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
+
+    pool = _gpu_pool_on_cpu(monkeypatch, results)
+    other = example_problem("matmul")
+    first = threading.Thread(target=pool.evaluate, args=(problem, "first"))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=pool.evaluate, args=(problem, "second"))
+    second.start()
+    assert pool.evaluate(other, "another problem").status == "correct"  # not held back by the first sight
+    second.join(0.5)
+    assert second.is_alive() and (problem.name, "second") not in order  # waits for the first
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert order[-1] == (problem.name, "second")
+
+
+def test_a_gpu_pool_says_where_its_evaluations_waited(problem, monkeypatch):
+    """Admission and lone retries are the pool's time, not the judge's: each gets a stage."""
+    outcomes = iter([EvalResult(status="runtime_error", problem="p", error="CUDA out of memory. Tried to allocate"),
+                     EvalResult(status="correct", problem="p", judge_gpu_mb=1.0, stage_s={"check": 1.0})])
+    pool = _gpu_pool_on_cpu(monkeypatch, lambda p, src: next(outcomes))
+    result = pool.evaluate(problem, example_candidate("good"))
+    assert result.status == "correct"
+    assert {"memory_gate", "lone_retry_wait", "lone_retry", "check"} <= set(result.stage_s)
+    assert result.stage_s["check"] == 1.0
 
 
 @pytest.mark.parametrize("kind", ["shared", "alone"])
