@@ -18,6 +18,7 @@ import time
 import pandas as pd
 
 from drk.gym import EvalConfig, Pool, load_problems, results_frame
+from drk.gym.result import error_headline
 from drk.problems import GPU_RESULTS, solution_source, timing_policy_fast_p
 
 
@@ -65,7 +66,7 @@ def main() -> None:
               f"{ok[ok.kind == 'lazy'].coverage.median():.2f}; {per_min:.1f} evaluations/min ({args.workers} workers)")
         for (problem, kind), r in zip(labels, results):
             if r.status != "correct":
-                print(f"[{policy}] {problem.key} {kind}: {r.status} env_error={r.env_error} {(r.error or '')[-300:]!r}")
+                print(f"[{policy}] {problem.key} {kind}: {r.status} env_error={r.env_error} {error_headline(r.error, 400)!r}")
         stages = pd.DataFrame([r.stage_s for r in results]).mean().round(2)
         print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
               + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")

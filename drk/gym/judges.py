@@ -205,6 +205,14 @@ def _between_jobs(saved_globals: dict[str, Any]) -> None:
         torch.cuda.reset_peak_memory_stats()  # each job's judge_gpu_mb is its own
 
 
+def _failed_on_its_side(result: dict[str, Any]) -> bool:
+    """Whether a job failed in the judge's own work (its reference, a drk stage): such a judge is not reused. A CUDA
+    error is sticky for its process's context, so a judge that met one would fail every later job with it. Seen on an
+    H200 (2026-12-02, ``results/gpu/2026-12-02-s18``): 9 of 14 level-3 evaluations against the compiled reference
+    failed in the judge with CUDA errors under a Pool of 8 (one of them passed alone; the cause is not known yet)."""
+    return "internal_error" in result or "reference_error" in result or bool(result.get("env_error"))
+
+
 class JudgeServer:
     """The caller's end of one server: :meth:`run` one job at a time; :meth:`kill` when it misbehaves."""
 
@@ -242,7 +250,7 @@ class JudgeServer:
                                   timed_out=False, elapsed_s=time.monotonic() - start)
         outcome = sandbox.collect(self._conn, self.process, token, start, timeout_s,
                                   on_runner_request=lambda: self._give_runner(token, more_runner))
-        if outcome.result is None or outcome.timed_out or self.jobs >= MAX_JOBS:
+        if outcome.result is None or outcome.timed_out or self.jobs >= MAX_JOBS or _failed_on_its_side(outcome.result):
             self.kill()
         return outcome
 

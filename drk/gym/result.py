@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -92,6 +93,22 @@ class EvalResult:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b.*$")
+
+
+def error_headline(error: str | None, limit: int = 240) -> str:
+    """The line of an error text that says what happened: the last exception line of a traceback (``RuntimeError:
+    CUDA error: ...``) where there is one, else the first line. A traceback's first line says nothing and its tail
+    is often boilerplate (CUDA's advice on ``CUDA_LAUNCH_BLOCKING``): tables and logs show this line."""
+    lines = (error or "").splitlines()
+    exception_lines = [line.strip() for line in lines if _EXCEPTION_LINE.match(line.strip())]
+    head = lines[0] if lines else ""
+    if exception_lines:
+        prefix = head.split("Traceback", 1)[0].strip() if "Traceback" in head else ""
+        return f"{prefix} {exception_lines[-1]}".strip()[:limit]
+    return head[:limit]
+
+
 def results_frame(results: list[EvalResult], labels: list[str] | None = None):
     """A tidy ``pandas.DataFrame`` of results (one row each), for tables, notebooks and figure data."""
     import pandas as pd
@@ -101,7 +118,7 @@ def results_frame(results: list[EvalResult], labels: list[str] | None = None):
         row = result.to_dict()
         row["label"] = labels[i] if labels else result.problem
         row["hack_reasons"] = ",".join(result.hack_reasons)
-        row["error"] = (result.error or "").split("\n", 1)[0][:160]
+        row["error"] = error_headline(result.error, 160)
         row["triton_kernels"] = ",".join(f"{k}x{v}" for k, v in result.triton_kernels.items())
         rows.append(row)
     columns = ["label", "status", "correct", "hacked", "hack_reasons", "speedup", "coverage", "ref_ms", "kernel_ms",

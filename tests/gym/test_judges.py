@@ -76,6 +76,22 @@ def test_a_job_past_its_time_limit_kills_its_judge_and_it_is_never_reused():
         servers.close()
 
 
+def test_a_judge_whose_own_work_failed_is_never_reused():
+    """A CUDA error in a judge's reference (or a drk stage) is sticky for its context: every later job on that judge
+    failed with it (H200, 2026-12-02). A judge whose job failed on its side is replaced; one whose candidate failed is
+    not."""
+    problem = example_problem("relu2")
+    assert evaluate(problem, example_candidate("raises"), device="cpu").status == "runtime_error"
+    kept = _idle_server()
+    broken = problem.source.replace("def forward(self, x):", "def forward(self, x):\n        raise RuntimeError("
+                                    "'CUDA error: an illegal memory access was encountered')", 1)
+    assert broken != problem.source
+    with pytest.raises(Exception, match="illegal memory access"):
+        evaluate(type(problem).from_source(broken, name="broken_reference"), example_candidate("good"), device="cpu")
+    assert kept not in shared_judges()._all and not kept.alive()
+    assert evaluate(problem, example_candidate("good"), device="cpu").status == "correct"
+
+
 def test_a_problem_that_sets_torch_globals_does_not_change_the_next_evaluation():
     """A warm judge serves many problems: one whose module sets float64 as torch's default dtype made the next
     problem's reference float64 and an honest candidate ``incorrect`` (attacker review, 2026-12-01)."""

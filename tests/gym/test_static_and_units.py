@@ -135,6 +135,23 @@ def test_results_frame():
     assert row["error"] == "line one"
 
 
+def test_an_error_headline_is_the_exception_line_not_the_boilerplate():
+    """A judge's CUDA error ends in CUDA's advice; its first line is 'Traceback': tables showed neither cause."""
+    from drk.gym.result import error_headline
+
+    error = ("[drk] environment failure in stage 'timing': Traceback (most recent call last):\n"
+             '  File "judge.py", line 3, in time_reference\n    out = model(*inputs)\n'
+             "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+             "CUDA kernel errors might be asynchronously reported at some other API call\n"
+             "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+    assert error_headline(error) == ("[drk] environment failure in stage 'timing': torch.AcceleratorError: CUDA "
+                                     "error: an illegal memory access was encountered")
+    chained = "Traceback (most recent call last):\nValueError: first\n\nDuring handling:\nKeyError: 'second'"
+    assert error_headline(chained) == "KeyError: 'second'"  # the one that ended it
+    assert error_headline("compile failed: no ModelNew") == "compile failed: no ModelNew"
+    assert error_headline(None) == "" and len(error_headline("x" * 1000, 50)) == 50
+
+
 def test_a_profile_claim_cannot_make_the_profiling_ratio_nan():
     """Claimed kernel times of 1e308 ms once summed to infinity: PR was NaN on a `correct` result and the PR reward
     raised. Each claim is capped, so PR stays a number in [0, 1]."""
