@@ -30,6 +30,9 @@ def main() -> None:
     parser.add_argument("--policies", nargs="+", default=["drk"], choices=["drk", "authors"])
     parser.add_argument("--kinds", nargs="+", default=["fused", "lazy"], choices=["fused", "lazy"])
     parser.add_argument("--reference-modes", nargs="+", default=["eager"], choices=["eager", "compile"])
+    parser.add_argument("--memory-factor", type=float, default=None,
+                        help="Pool(memory_factor=...): an evaluation's planned GPU memory as a multiple of its judge's "
+                             "peak (default drk.gym.pool.PROCESSES_PER_EVALUATION)")
     parser.add_argument("--append", action="store_true",
                         help="keep the rows already in --out that this run does not measure again (another "
                              "reference mode or level in a device call of its own: a 10-minute call fits about one "
@@ -47,7 +50,8 @@ def main() -> None:
     frames = []
     for policy, mode in [(p, m) for m in args.reference_modes for p in args.policies]:
         config = EvalConfig(timeout_s=300, timing_policy=policy, reference_mode=mode)
-        pool = Pool(device="cuda", workers=args.workers, config=config, progress=True)
+        factor = {} if args.memory_factor is None else {"memory_factor": args.memory_factor}
+        pool = Pool(device="cuda", workers=args.workers, config=config, progress=True, **factor)
         start = time.monotonic()
         results = pool.map(pairs)
         per_min = len(pairs) / (time.monotonic() - start) * 60

@@ -38,9 +38,12 @@ MAX_JOBS = 200
 _JOB_FDS = 8
 
 
-def _serve(conn: Any, stdio_path: str | None) -> None:
+def _serve(conn: Any, stdio_path: str | None, cache_dir: str | None = None) -> None:
     """The server's loop (in the forkserver child): one job after another until the caller closes the pipe."""
     os.setsid()  # its own process group: the caller kills it whole when a job overruns
+    if cache_dir:  # read when torch.compile or Triton first needs them, after this
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_dir, "inductor")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(cache_dir, "triton")
     if stdio_path:
         sandbox._redirect_stdio(stdio_path)
         _bound_file_sizes(JUDGE_FILE_BYTES)
@@ -216,10 +219,14 @@ def _failed_on_its_side(result: dict[str, Any]) -> bool:
 class JudgeServer:
     """The caller's end of one server: :meth:`run` one job at a time; :meth:`kill` when it misbehaves."""
 
-    def __init__(self, stdio_path: str | None) -> None:
+    def __init__(self, stdio_path: str | None, cache_dir: str | None = None) -> None:
+        """``cache_dir``: the server's own compile caches (inductor's, Triton's). Concurrent processes sharing them
+        can race (pytorch/pytorch#173679: stale or busy files in a shared Triton cache); under a Pool of 8 sharing them,
+        9 of 14 evaluations against the compiled reference failed in their judges (H200, 2026-12-02; a suspected
+        cause, not a confirmed one)."""
         ctx = sandbox._get_context()
         self._conn, child_conn = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(child_conn, stdio_path), daemon=True)
+        self.process = ctx.Process(target=_serve, args=(child_conn, stdio_path, cache_dir), daemon=True)
         self.started = time.monotonic()
         sandbox._start_without_main(self.process)
         child_conn.close()
@@ -322,8 +329,8 @@ class JudgeServers:
                 import tempfile
 
                 self._stdio_dir = tempfile.mkdtemp(prefix="drk_judges_")
-            stdio = os.path.join(self._stdio_dir, f"judge-{len(self._all)}-{secrets.token_hex(4)}.txt")
-        server = JudgeServer(stdio)  # started outside the lock: other evaluations need not wait for it
+            name = os.path.join(self._stdio_dir, f"judge-{len(self._all)}-{secrets.token_hex(4)}")
+        server = JudgeServer(name + ".txt", name + ".cache")  # started outside the lock: others need not wait
         with self._lock:
             self._all.append(server)
         return server

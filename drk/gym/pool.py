@@ -126,10 +126,17 @@ class Pool:
         config: the default :class:`EvalConfig` for :meth:`map`.
         gpus: GPU indices to use (default: all visible).
         progress: show a progress bar for batches of more than a few pairs.
+        memory_factor: on a GPU, the memory an evaluation is planned to need, as a multiple of its judge's peak
+            (default :data:`PROCESSES_PER_EVALUATION`): lower admits more evaluations side by side, and what then
+            runs out of memory is retried alone.
     """
 
     def __init__(self, device: str = "auto", workers: int | None = None, cache_dir: str | Path | None = None,
-                 config: EvalConfig | None = None, gpus: Sequence[int] | None = None, progress: bool = True) -> None:
+                 config: EvalConfig | None = None, gpus: Sequence[int] | None = None, progress: bool = True,
+                 memory_factor: float = PROCESSES_PER_EVALUATION) -> None:
+        if not memory_factor > 0:
+            raise ValueError(f"memory_factor must be > 0, got {memory_factor}")
+        self.memory_factor = memory_factor
         self.device = resolve_device(device)
         self.config = config or EvalConfig()
         self.gpus = list(gpus) if gpus is not None else self._visible_gpus()
@@ -182,13 +189,17 @@ class Pool:
     @contextlib.contextmanager
     def _first_sight(self, problem: Problem) -> Iterator[None]:
         """On a GPU, while a problem's first evaluation runs, its other evaluations wait for the footprint it
-        learns: a group of G samples of one new problem would otherwise start together at an unknown size."""
+        learns: a group of G samples of one new problem would otherwise start together at an unknown size. And the
+        pool's very first evaluation runs before any other starts, so unseen problems have a size to be expected at
+        (:meth:`_need`): on 2026-12-02 eight unseen level-1 problems started together and four ran out of memory, each
+        retried alone after a ~65 s wait for the GPU to drain (``results/gpu/2026-12-02-s18``)."""
         if self.device != "cuda":
             yield
             return
         key = problem.source
         with self._needs_lock:
-            self._needs_lock.wait_for(lambda: key in self._seen or key not in self._first_sights)
+            self._needs_lock.wait_for(lambda: (key in self._seen or key not in self._first_sights)
+                                      and (bool(self._seen) or not self._first_sights))
             first = key not in self._seen
             if first:
                 self._first_sights.add(key)
@@ -205,7 +216,7 @@ class Pool:
         """Remember the largest footprint seen for ``problem`` (from its judge's peak: trusted, never the
         candidate's claim)."""
         if result.judge_gpu_mb:
-            need = int(result.judge_gpu_mb * 2**20 * PROCESSES_PER_EVALUATION)
+            need = int(result.judge_gpu_mb * 2**20 * self.memory_factor)
             with self._needs_lock:
                 self._needs[problem.source] = max(self._needs.get(problem.source, 0), need)
 

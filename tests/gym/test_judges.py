@@ -92,6 +92,24 @@ def test_a_judge_whose_own_work_failed_is_never_reused():
     assert evaluate(problem, example_candidate("good"), device="cpu").status == "correct"
 
 
+def test_each_judge_compiles_into_caches_of_its_own():
+    """Judges side by side shared inductor's and Triton's on-disk caches (a suspected cause of compiled-reference
+    failures under a pool): each server now has its own, under the servers' private directory."""
+    reporting = example_problem("relu2").source.replace(
+        "def forward(self, x):", "def forward(self, x):\n        import os\n        raise RuntimeError('caches: ' + "
+        "os.environ['TORCHINDUCTOR_CACHE_DIR'] + ' ' + os.environ['TRITON_CACHE_DIR'])", 1)
+    problem = type(example_problem("relu2")).from_source(reporting, name="reports_its_caches")
+    seen = []
+    for _ in range(2):  # a judge whose reference failed is replaced: the second evaluation has a new one
+        with pytest.raises(Exception, match="caches: ") as failure:
+            evaluate(problem, example_candidate("good"), device="cpu")
+        seen.append(str(failure.value).split("caches: ", 1)[1].split()[:2])
+    root = shared_judges()._stdio_dir
+    for inductor, triton in seen:
+        assert inductor.startswith(root) and triton.startswith(root) and inductor != triton
+    assert seen[0] != seen[1]
+
+
 def test_a_problem_that_sets_torch_globals_does_not_change_the_next_evaluation():
     """A warm judge serves many problems: one whose module sets float64 as torch's default dtype made the next
     problem's reference float64 and an honest candidate ``incorrect`` (attacker review, 2026-12-01)."""

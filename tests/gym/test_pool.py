@@ -277,6 +277,12 @@ def test_pool_learns_a_problems_memory_from_its_judges_peak(problem, monkeypatch
     pool.evaluate(problem, example_candidate("wrong"))
     assert pool._need(problem) == expected  # a smaller peak does not shrink it
     assert pool._need(example_problem("matmul")) == expected  # never seen: like the largest seen so far
+    with pytest.raises(ValueError, match="memory_factor"):
+        Pool(device="cpu", workers=1, memory_factor=0, progress=False)
+    lower = Pool(device="cpu", workers=1, config=CONFIG, progress=False, memory_factor=1.5)
+    peaks = iter([100.0])
+    lower.evaluate(problem, example_candidate("good"))
+    assert lower._need(problem) == int(100 * 2**20 * 1.5)
 
 
 def _gpu_pool_on_cpu(monkeypatch, results):
@@ -304,6 +310,7 @@ def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(p
 
     pool = _gpu_pool_on_cpu(monkeypatch, results)
     other = example_problem("matmul")
+    assert pool.evaluate(example_problem("kb_add"), "the pool's first").status == "correct"
     first = threading.Thread(target=pool.evaluate, args=(problem, "first"))
     first.start()
     assert started.wait(10)
@@ -316,6 +323,32 @@ def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(p
     first.join(10)
     second.join(10)
     assert order[-1] == (problem.name, "second")
+
+
+def test_a_gpu_pools_first_evaluation_runs_before_any_other_starts(problem, monkeypatch):
+    """Before any footprint is known, evaluations of different unseen problems would all start at once (eight
+    level-1 problems on an H200, four out of memory): the pool's first evaluation runs first, alone."""
+    started, release, order = threading.Event(), threading.Event(), []
+
+    def results(p, src):
+        order.append(src)
+        if src == "first":
+            started.set()
+            assert release.wait(10)
+        return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
+
+    pool = _gpu_pool_on_cpu(monkeypatch, results)
+    first = threading.Thread(target=pool.evaluate, args=(problem, "first"))
+    first.start()
+    assert started.wait(10)
+    other = threading.Thread(target=pool.evaluate, args=(example_problem("matmul"), "other problem"))
+    other.start()
+    other.join(0.5)
+    assert other.is_alive() and order == ["first"]
+    release.set()
+    first.join(10)
+    other.join(10)
+    assert order == ["first", "other problem"]
 
 
 def test_a_gpu_pool_says_where_its_evaluations_waited(problem, monkeypatch):
