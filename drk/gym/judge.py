@@ -320,6 +320,9 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         out["candidate_output_bytes"] = runner.output_bytes
         if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
             out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
+            if session is not None:
+                session.note_gpu_peak()
+                out["judge_gpu_mb_by_stage"] = dict(session.gpu_mb_by_stage)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
         if session is not None:
             probe_runner = session.probe_runner  # given now, or asked for on the way
@@ -521,6 +524,9 @@ class Session:
         self.request_runner = request_runner
         self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
+        self.gpu_mb_by_stage: dict[str, float] = {}
+        if ref.device.type == "cuda":  # the reference and its planned correctness outputs, built before a session
+            self.gpu_mb_by_stage["reference"] = round(torch.cuda.max_memory_reserved(ref.device) / 2**20, 1)
         self.calibration: float | None = None
         self.own_names = set(payload["jit_function_names"])  # made by the caller with the probes' variants
         #: bytes of one call's outputs (sizes the timing rounds)
@@ -528,8 +534,15 @@ class Session:
                                  for e in plan.expected), default=0)
 
     def _stage(self, name: str) -> None:
+        self.note_gpu_peak()
         self.stage = name
         self.reporter.stage(name)
+
+    def note_gpu_peak(self) -> None:
+        """On a GPU, the judge's running peak of reserved memory when the current stage ends: the first stage whose
+        figure reaches the final one is where the judge's footprint (and a Pool's admission plan) comes from."""
+        if self.ref.device.type == "cuda":
+            self.gpu_mb_by_stage[self.stage] = round(torch.cuda.max_memory_reserved(self.ref.device) / 2**20, 1)
 
     def _ask(self, header: dict[str, Any], max_blob_bytes: int = 0,
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
