@@ -319,10 +319,10 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
         if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
-            out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
             if session is not None:
                 session.note_gpu_peak()
                 out["judge_gpu_mb_by_stage"] = dict(session.gpu_mb_by_stage)
+            out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
         if session is not None:
             probe_runner = session.probe_runner  # given now, or asked for on the way
