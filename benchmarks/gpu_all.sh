@@ -18,7 +18,8 @@
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv; Table 2's
 #                                       oracle row: SUITE_POLICIES=drk SUITE_MODES=compile SUITE_APPEND=1 in a call
 #                                       of its own, after the eager pass is committed), with evaluations/min and
-#                                       seconds per stage
+#                                       seconds per stage (one pass per call; benchmarks/suite_queue.sh runs passes
+#                                       level by level across calls on a warm machine, as session 18 did)
 #   The sandbox needs bubblewrap (carried as .debs/bubblewrap_*.deb where the machine lacks it).
 #   Run from the repository root with drk importable (PYTHONPATH=$PWD).
 set -u
