@@ -124,7 +124,7 @@ def results_frame(results: list[EvalResult], labels: list[str] | None = None):
         row["triton_kernels"] = ",".join(f"{k}x{v}" for k, v in result.triton_kernels.items())
         rows.append(row)
     columns = ["label", "status", "correct", "hacked", "hack_reasons", "speedup", "coverage", "ref_ms", "kernel_ms",
-               "max_abs_err", "triton_kernels", "timing_backend", "device", "error"]
+               "max_abs_err", "triton_kernels", "timing_backend", "device", "elapsed_s", "judge_gpu_mb", "error"]
     return pd.DataFrame(rows, columns=columns)
 
 
