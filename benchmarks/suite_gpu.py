@@ -77,7 +77,7 @@ def main() -> None:
         peaks = pd.Series([r.judge_gpu_mb for r in results], dtype=float) / 1024
         print(f"[{policy}] judge GPU peak GiB: median {peaks.median():.1f}, max {peaks.max():.1f}; retried alone "
               f"after running out of memory: {sum('lone_retry' in (r.stage_s or {}) for r in results)}")
-        by_stage = pd.DataFrame([r.judge_gpu_mb_by_stage for r in results]) / 1024
+        by_stage = pd.DataFrame([r.judge_gpu_mb_by_stage or {} for r in results]) / 1024
         if not by_stage.empty:  # the running peak as each stage ended: where the judge's footprint comes from
             print(f"[{policy}] judge GPU peak GiB by the end of each stage (median): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in by_stage.median().items()))

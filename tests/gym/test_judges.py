@@ -163,10 +163,11 @@ def test_only_a_candidate_that_passes_its_checks_takes_a_probe_runner(monkeypatc
     wrong = evaluate(problem, example_candidate("wrong"), device="cpu")
     assert wrong.status == "incorrect" and taken == [True] and "probe_runner" not in wrong.stage_s
     good = evaluate(problem, example_candidate("good"), device="cpu")
-    assert good.status == "correct" and taken == [True, True, False] and "probe_runner" in good.stage_s
+    assert good.status == "correct" and taken == [True, True, False] and "probe_runner" in good.stage_s, (
+        good.status, good.error)
     # without a profile, the candidate's runner need not have warmed the profiler up either
     unprofiled = evaluate(problem, example_candidate("good"), device="cpu", config=EvalConfig(profile=False))
-    assert unprofiled.status == "correct" and taken[3:] == [False, False]
+    assert unprofiled.status == "correct" and taken[3:] == [False, False], (unprofiled.status, unprofiled.error)
 
 
 def test_no_probe_runner_to_be_had_is_the_environments_failure():
