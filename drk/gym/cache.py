@@ -69,7 +69,9 @@ class ResultCache:
     def put(self, key: str, result: EvalResult) -> bool:
         """Store ``result`` unless its status is in :data:`UNCACHED_STATUSES`, it carries a reason of
         :data:`UNCACHED_REASONS` or it is the environment's failure; returns whether it was stored."""
-        if result.status in UNCACHED_STATUSES or result.env_error or (result.error or "").startswith("[drk]"):
+        # by the flag, never by the error's text: a candidate writes its own error text (one that began with
+        # "[drk]" was never cached, so it was judged afresh on every resubmission: attacker review 7)
+        if result.status in UNCACHED_STATUSES or result.env_error:
             return False
         if UNCACHED_REASONS.intersection(result.hack_reasons or []):
             return False

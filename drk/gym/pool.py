@@ -38,6 +38,9 @@ def ran_out_of_gpu_memory(result: EvalResult) -> bool:
 #: (inputs, outputs, checksum weights, the L2 flush buffer). On an H200 (2026-12-02) processes of level-1 evaluations
 #: peaked at 10-16 GiB each (nvidia-smi).
 PROCESSES_PER_EVALUATION = 3
+#: Seconds an evaluation waits at most for the first of its problem (or of its pool) to learn a size; then it goes
+#: on with the size expected so far (a first that hangs to its limit held every sibling's worker: attacker review 7).
+FIRST_SIGHT_WAIT_S = 30.0
 #: The share of a GPU's memory a pool plans to fill with evaluations whose size it has seen.
 GPU_MEMORY_SHARE = 0.85
 #: Seconds a lone retry waits once the GPU is its own: the processes of the evaluations that just ended (its own
@@ -197,9 +200,9 @@ class Pool:
             yield
             return
         key = problem.source
-        with self._needs_lock:
+        with self._needs_lock:  # bounded: a first evaluation that hangs to its time limit must not idle the pool
             self._needs_lock.wait_for(lambda: (key in self._seen or key not in self._first_sights)
-                                      and (bool(self._seen) or not self._first_sights))
+                                      and (bool(self._seen) or not self._first_sights), timeout=FIRST_SIGHT_WAIT_S)
             first = key not in self._seen
             if first:
                 self._first_sights.add(key)

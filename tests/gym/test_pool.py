@@ -325,6 +325,30 @@ def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(p
     assert order[-1] == (problem.name, "second")
 
 
+def test_a_first_evaluation_that_hangs_holds_its_siblings_only_so_long(problem, monkeypatch):
+    """A first sight that runs to its time limit (a hung candidate) must not idle every worker holding a sibling."""
+    import drk.gym.pool as pool_module
+
+    started, release, order = threading.Event(), threading.Event(), []
+
+    def results(p, src):
+        order.append(src)
+        if src == "hangs":
+            started.set()
+            assert release.wait(20)
+        return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
+
+    pool = _gpu_pool_on_cpu(monkeypatch, results)
+    monkeypatch.setattr(pool_module, "FIRST_SIGHT_WAIT_S", 0.5)
+    first = threading.Thread(target=pool.evaluate, args=(problem, "hangs"))
+    first.start()
+    assert started.wait(10)
+    assert pool.evaluate(problem, "sibling").status == "correct"  # after 0.5 s, not after the hung one
+    assert order == ["hangs", "sibling"]
+    release.set()
+    first.join(10)
+
+
 def test_a_gpu_pools_first_evaluation_runs_before_any_other_starts(problem, monkeypatch):
     """Before any footprint is known, evaluations of different unseen problems would all start at once (eight
     level-1 problems on an H200, four out of memory): the pool's first evaluation runs first, alone."""

@@ -1,0 +1,46 @@
+"""What a candidate's data can make of a verdict is bounded (attacker review 7, 2026-12-02): its length, the numbers
+it is computed from, and whether it is cached."""
+
+from pathlib import Path
+
+import pytest
+
+from drk.examples import example_problem
+from drk.gym import EvalConfig, EvalResult, ResultCache, evaluate, wire
+from drk.gym import isolation
+from drk.gym.judge import MAX_VERDICT_ERROR_CHARS, _validate_round
+
+CANDIDATES = Path(__file__).parent / "candidates"
+
+
+def test_a_claimed_output_layout_cannot_inflate_the_verdicts_error():
+    """A wrong kernel whose runner claimed an output 'shape' of one 4 MB string: the layout message quoted its repr,
+    a 17 MB error in the result, every cache entry and record."""
+    try:
+        isolation.available_level("auto")
+    except isolation.IsolationUnavailable as exc:
+        pytest.skip(str(exc))
+    source = (CANDIDATES / "error_bloat.py").read_text()
+    result = evaluate(example_problem("relu2"), source, device="cpu", config=EvalConfig(timeout_s=120))
+    assert result.status == "incorrect" and not result.env_error, (result.status, (result.error or "")[:300])
+    assert len(result.error) <= MAX_VERDICT_ERROR_CHARS + 16
+
+
+@pytest.mark.parametrize("claimed", [1e308, 86_400_001.0, -1.0, float("nan"), True])
+def test_impossible_call_times_break_the_protocol(claimed):
+    """Times of 1e308 ms each summed to inf; under the authors' policy the mean of the timing gaps (-inf and +inf)
+    then raised in the judge: an uncharged env_error. Such an answer is now the candidate's broken protocol."""
+    answer = {"times_ms": [1.0, claimed], "late_ms": [0.0, 0.0], "outputs": [[], []], "inputs": [[], []]}
+    with pytest.raises(wire.WireError):
+        _validate_round(answer, 2)
+    answer["times_ms"] = [1.0, 86_400_000.0]
+    assert _validate_round(answer, 2) is answer
+
+
+def test_whether_a_result_is_cached_depends_on_its_flag_not_its_text(tmp_path):
+    """A candidate's own error text that began with "[drk]" kept its verdict out of the cache (judged again on
+    every resubmission); only the environment's flag decides."""
+    cache = ResultCache(tmp_path)
+    forged = EvalResult(status="runtime_error", error="[drk] environment failure in stage 'hacking': (its text)")
+    assert cache.put("a" * 64, forged) and cache.get("a" * 64).error == forged.error
+    assert not cache.put("b" * 64, EvalResult(status="runtime_error", error="anything", env_error=True))
