@@ -273,3 +273,30 @@ def test_a_chatty_problem_does_not_fill_the_disk_through_the_judges_output():
     sizes = [os.path.getsize(f"/proc/{server.process.pid}/fd/1")] if os.path.exists(
         f"/proc/{server.process.pid}/fd/1") else []
     assert sizes and sizes[0] <= JUDGE_LOG_KEEP_BYTES
+
+
+def test_a_result_waiting_in_the_pipe_is_read_even_after_the_callers_limit():
+    """A caller stalled past a job's limit (its GIL held: the fence regex once did this for minutes) dropped the
+    result already waiting in the pipe, and the evaluation became an env_error blamed on the problem."""
+    import json
+    import multiprocessing
+    import time as clock
+
+    from drk.gym import sandbox
+
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+
+    class Alive:
+        exitcode = None
+
+        def is_alive(self):
+            return True
+
+    for message in ({"token": "t", "kind": "stage", "stage": "timing"},
+                    {"token": "t", "kind": "result", "result": {"status": "correct"}}):
+        theirs.send_bytes(json.dumps(message).encode())
+    long_ago = clock.monotonic() - 100.0
+    outcome = sandbox.collect(ours, Alive(), "t", long_ago, timeout_s=10.0)
+    assert outcome.result == {"status": "correct"} and not outcome.timed_out and outcome.last_stage == "timing"
+    nothing = sandbox.collect(ours, Alive(), "t", long_ago, timeout_s=10.0)  # an empty pipe past the limit
+    assert nothing.timed_out and nothing.result is None
