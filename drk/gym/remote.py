@@ -18,6 +18,7 @@ from typing import Any
 
 from drk.gym.cache import cache_key
 from drk.gym.config import EvalConfig
+from drk.gym.evaluate import _check_source
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 
@@ -95,13 +96,23 @@ class RemoteEvaluator:
         keys = [cache_key(p, c, config, "remote") for p, c in pairs]
         tasks: dict[str, dict[str, Any]] = {}
         id_of: dict[str, str] = {}
+        local: dict[str, EvalResult] = {}
         for (problem, candidate), key in zip(pairs, keys):
-            if key not in id_of:
-                id_of[key] = f"{self._prefix}-{next(self._counter)}"
-                tasks[id_of[key]] = {"task_id": id_of[key], "reference_code": problem.source,
-                                     "kernel_code": candidate, "problem_name": problem.name, "drk_config": drk_config}
-        done = self._run(tasks)
-        return [done[id_of[key]] for key in keys]
+            if key in id_of or key in local:
+                continue
+            # what evaluate() decides before any judge (no code, too long, no ModelNew) is decided here the same
+            # way, charged: sent, an oversized reply came back as the server's refusal, an uncharged env_error
+            # (attacker review 7, 2026-12-02)
+            early = _check_source(candidate, config)
+            if isinstance(early, EvalResult):
+                early.problem = problem.name
+                local[key] = early
+                continue
+            id_of[key] = f"{self._prefix}-{next(self._counter)}"
+            tasks[id_of[key]] = {"task_id": id_of[key], "reference_code": problem.source,
+                                 "kernel_code": candidate, "problem_name": problem.name, "drk_config": drk_config}
+        done = self._run(tasks) if tasks else {}
+        return [local[key] if key in local else done[id_of[key]] for key in keys]
 
     def _run(self, tasks: dict[str, dict[str, Any]]) -> dict[str, EvalResult]:
         """Submit and poll until every task has a result or the deadline passes."""
@@ -181,7 +192,12 @@ class RemoteEvaluator:
                 continue  # the next round tries again
             if response.status_code == 401:
                 raise RemoteError(f"{self.url} refused the token: HTTP {response.status_code}")
-            if 400 <= response.status_code and response.status_code not in _RETRY_STATUSES:
+            if response.status_code == 413 and _KERNEL_CODE_TOO_LONG in response.text:
+                # the reply's own size (drk serve's --max-code-chars): the candidate's, charged as evaluate()
+                # charges code over max_source_chars
+                done[task["task_id"]] = EvalResult(status="format_error", problem=str(task.get("problem_name") or ""),
+                                                   error=f"the server refused the answer: {response.text[:500]}")
+            elif 400 <= response.status_code and response.status_code not in _RETRY_STATUSES:
                 done[task["task_id"]] = _env_error(task, f"{self.url} refused the task: HTTP {response.status_code}: "
                                                          f"{response.text[:1000]}")
             elif response.status_code < 300:
@@ -190,6 +206,10 @@ class RemoteEvaluator:
                 except (ValueError, RecursionError):
                     continue  # unreadable: the next round asks again
         return answers
+
+
+#: How drk serve names a task refused for its kernel_code's length (``drk.serve.app``).
+_KERNEL_CODE_TOO_LONG = ".kernel_code is "
 
 
 class _Retry(Exception):

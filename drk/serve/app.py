@@ -75,6 +75,7 @@ class Service:
         for name in ("reference_code", "kernel_code"):
             size = len(getattr(task, name))
             if size > limit:
+                # RemoteEvaluator charges a kernel_code refusal to the candidate by this wording: keep ".kernel_code is "
                 raise HTTPException(413, f"{where}.{name} is {size} characters; the limit is {limit} "
                                          "(--max-code-chars)")
         allowed = self.settings.allowed_references

@@ -32,9 +32,15 @@ def test_map_and_evaluate_against_the_server(server, token):
 
 def test_refused_tasks_and_network_failures_are_env_errors(server, token):
     with RemoteEvaluator(server.url, token, timeout=120, poll_s=2) as remote:
-        results = remote.map([(PROBLEM, "#" * 60_000), (PROBLEM, SYNTAX_ERROR + "\n# remote")])
-    assert results[0].env_error and results[0].status == "runtime_error" and "HTTP 413" in results[0].error
+        results = remote.map([(PROBLEM, "#" * 60_000), (PROBLEM, SYNTAX_ERROR + "\n# remote"),
+                              (PROBLEM, GOOD + "\n#" + "x" * 60_000), (PROBLEM, "```python\n" + "#" * 300_000)])
+    # what evaluate() decides before any judge is decided before sending, and an answer too long for the server is
+    # the candidate's: sent, both were the server's refusal, an uncharged env_error (attacker review 7)
+    assert results[0].status == "format_error" and "ModelNew" in results[0].error
     assert results[1].status == "compile_error" and not results[1].env_error
+    assert results[2].status == "format_error" and not results[2].env_error and "50000" in results[2].error
+    assert results[3].status == "format_error" and "limit" in results[3].error
+    assert all(r.problem == PROBLEM.name for r in results)
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
