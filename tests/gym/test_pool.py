@@ -296,18 +296,25 @@ def _gpu_pool_on_cpu(monkeypatch, results):
     return pool
 
 
-def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(problem, monkeypatch):
-    """G samples of a problem never seen would start together at an unknown size (and run out of memory together):
-    the first runs, the rest start once its footprint is known; another problem is not held back."""
+def _held_first(holder: str):
+    """A fake judge: ``holder``'s evaluation blocks until ``release`` is set; every evaluation's source goes to
+    ``order`` as it starts."""
     started, release, order = threading.Event(), threading.Event(), []
 
     def results(p, src):
-        order.append((p.name, src))
-        if src == "first":
+        order.append(src)
+        if src == holder:
             started.set()
-            assert release.wait(10)
+            assert release.wait(20)
         return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
 
+    return results, started, release, order
+
+
+def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(problem, monkeypatch):
+    """G samples of a problem never seen would start together at an unknown size (and run out of memory together):
+    the first runs, the rest start once its footprint is known; another problem is not held back."""
+    results, started, release, order = _held_first("first")
     pool = _gpu_pool_on_cpu(monkeypatch, results)
     other = example_problem("matmul")
     assert pool.evaluate(example_problem("kb_add"), "the pool's first").status == "correct"
@@ -318,26 +325,18 @@ def test_a_new_problems_other_evaluations_wait_for_its_first_to_learn_its_size(p
     second.start()
     assert pool.evaluate(other, "another problem").status == "correct"  # not held back by the first sight
     second.join(0.5)
-    assert second.is_alive() and (problem.name, "second") not in order  # waits for the first
+    assert second.is_alive() and "second" not in order  # waits for the first
     release.set()
     first.join(10)
     second.join(10)
-    assert order[-1] == (problem.name, "second")
+    assert order[-1] == "second"
 
 
 def test_a_first_evaluation_that_hangs_holds_its_siblings_only_so_long(problem, monkeypatch):
     """A first sight that runs to its time limit (a hung candidate) must not idle every worker holding a sibling."""
     import drk.gym.pool as pool_module
 
-    started, release, order = threading.Event(), threading.Event(), []
-
-    def results(p, src):
-        order.append(src)
-        if src == "hangs":
-            started.set()
-            assert release.wait(20)
-        return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
-
+    results, started, release, order = _held_first("hangs")
     pool = _gpu_pool_on_cpu(monkeypatch, results)
     monkeypatch.setattr(pool_module, "FIRST_SIGHT_WAIT_S", 0.5)
     first = threading.Thread(target=pool.evaluate, args=(problem, "hangs"))
@@ -352,15 +351,7 @@ def test_a_first_evaluation_that_hangs_holds_its_siblings_only_so_long(problem, 
 def test_a_gpu_pools_first_evaluation_runs_before_any_other_starts(problem, monkeypatch):
     """Before any footprint is known, evaluations of different unseen problems would all start at once (eight
     level-1 problems on an H200, four out of memory): the pool's first evaluation runs first, alone."""
-    started, release, order = threading.Event(), threading.Event(), []
-
-    def results(p, src):
-        order.append(src)
-        if src == "first":
-            started.set()
-            assert release.wait(10)
-        return EvalResult(status="correct", problem=p.name, judge_gpu_mb=100.0)
-
+    results, started, release, order = _held_first("first")
     pool = _gpu_pool_on_cpu(monkeypatch, results)
     first = threading.Thread(target=pool.evaluate, args=(problem, "first"))
     first.start()
