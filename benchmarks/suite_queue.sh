@@ -2,14 +2,14 @@
 # Passes of the bundled suite, one level at a time, until a deadline: one device call runs what fits, and the next
 # call (on the same warm machine) goes on from where it stopped.
 #   DEADLINE_S=560 bash benchmarks/suite_queue.sh drk:eager:level1 drk:eager:level2 drk:compile:level1 ...
-# Each item is timing_policy:reference_mode:level. A finished item is marked in /tmp/drk_suite/done and skipped by a
-# later call; the table grows in /tmp/drk_suite/gpu_results.csv (seeded from the committed
+# Each item is timing_policy:reference_mode:level. A finished item is marked in runs/suite_queue/done and skipped by a
+# later call; the table grows in runs/suite_queue/gpu_results.csv (seeded from the committed
 # drk/problems/gpu_results.csv, rows of other passes kept: suite_gpu.py --append) and is copied to $OUT after each item.
 # WORKERS (default 8) and MEMORY_FACTOR (Pool(memory_factor=...)) pass through to suite_gpu.py.
 # An item is started only when at least MIN_ITEM_S (default 150) seconds remain, so a pass is rarely cut short.
 set -u
 OUT=${OUT:-out/gpu}
-STATE=/tmp/drk_suite
+STATE=runs/suite_queue  # repo-relative and git-ignored: kept between calls on the device
 mkdir -p "$OUT" "$STATE"
 touch "$STATE/done"
 [ -f "$STATE/gpu_results.csv" ] || cp drk/problems/gpu_results.csv "$STATE/gpu_results.csv"
