@@ -331,7 +331,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             if session is not None:
                 session.note_gpu_peak()
                 out["judge_gpu_mb_by_stage"] = dict(session.gpu_mb_by_stage)
-            out["judge_gpu_mb"] = round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
+            out["judge_gpu_mb"] = _reserved_mb(device)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
         if session is not None:
             probe_runner = session.probe_runner  # given now, or asked for on the way
@@ -343,6 +343,11 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def _reserved_mb(device: torch.device) -> float:
+    """This process's peak of reserved GPU memory on ``device`` so far, in MiB."""
+    return round(torch.cuda.max_memory_reserved(device) / 2**20, 1)
 
 
 def candidate_frames(text: str, candidate_path: str, source: str, max_lines: int = 4) -> str:
@@ -535,7 +540,7 @@ class Session:
         self.stage = "startup"
         self.gpu_mb_by_stage: dict[str, float] = {}
         if ref.device.type == "cuda":  # the reference and its planned correctness outputs, built before a session
-            self.gpu_mb_by_stage["reference"] = round(torch.cuda.max_memory_reserved(ref.device) / 2**20, 1)
+            self.gpu_mb_by_stage["reference"] = _reserved_mb(ref.device)
         self.calibration: float | None = None
         self.own_names = set(payload["jit_function_names"])  # made by the caller with the probes' variants
         #: bytes of one call's outputs (sizes the timing rounds)
@@ -551,7 +556,7 @@ class Session:
         """On a GPU, the judge's running peak of reserved memory when the current stage ends: the first stage whose
         figure reaches the final one is where the judge's footprint (and a Pool's admission plan) comes from."""
         if self.ref.device.type == "cuda":
-            self.gpu_mb_by_stage[self.stage] = round(torch.cuda.max_memory_reserved(self.ref.device) / 2**20, 1)
+            self.gpu_mb_by_stage[self.stage] = _reserved_mb(self.ref.device)
 
     def _ask(self, header: dict[str, Any], max_blob_bytes: int = 0,
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:

@@ -213,7 +213,7 @@ def _failed_on_its_side(result: dict[str, Any]) -> bool:
     error is sticky for its process's context, so a judge that met one would fail every later job with it. Seen on an
     H200 (2026-12-02, ``results/gpu/2026-12-02-s18``): 9 of 14 level-3 evaluations against the compiled reference
     failed in the judge with CUDA errors under a Pool of 8 (one of them passed alone; the cause is not known yet)."""
-    return "internal_error" in result or "reference_error" in result or bool(result.get("env_error"))
+    return "internal_error" in result or "reference_error" in result
 
 
 class JudgeServer:

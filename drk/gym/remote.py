@@ -208,8 +208,13 @@ class RemoteEvaluator:
         return answers
 
 
-#: How drk serve names a task refused for its kernel_code's length (``drk.serve.app``).
-_KERNEL_CODE_TOO_LONG = ".kernel_code is "
+def too_long_detail(where: str, field: str, size: int, limit: int) -> str:
+    """drk serve's 413 detail for a task field over ``--max-code-chars``, in the one wording
+    :class:`RemoteEvaluator` reads back (a ``kernel_code`` refusal is the candidate's)."""
+    return f"{where}.{field} is {size} characters; the limit is {limit} (--max-code-chars)"
+
+
+_KERNEL_CODE_TOO_LONG = ".kernel_code is "  # in too_long_detail(..., "kernel_code", ...)
 
 
 class _Retry(Exception):

@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from drk import __version__
 from drk.gym.pool import Pool
+from drk.gym.remote import too_long_detail
 from drk.serve.engine import Engine
 from drk.serve.guard import Guard
 from drk.serve.kernelgym import FINISHED_STATES, eval_config_for, ignored_fields, task_digest, task_response
@@ -75,9 +76,7 @@ class Service:
         for name in ("reference_code", "kernel_code"):
             size = len(getattr(task, name))
             if size > limit:
-                # RemoteEvaluator charges a kernel_code refusal to the candidate by this wording: keep ".kernel_code is "
-                raise HTTPException(413, f"{where}.{name} is {size} characters; the limit is {limit} "
-                                         "(--max-code-chars)")
+                raise HTTPException(413, too_long_detail(where, name, size, limit))
         allowed = self.settings.allowed_references
         if allowed is not None and reference_key(task.reference_code) not in allowed:
             raise HTTPException(403, f"{where}.reference_code is not one of this server's problems (--problems): "
