@@ -71,6 +71,8 @@ def main() -> None:
         for (problem, kind), r in zip(labels, results):
             if r.status != "correct":
                 print(f"[{policy}] {problem.key} {kind}: {r.status} env_error={r.env_error} {error_headline(r.error, 400)!r}")
+                if r.env_error:  # the whole text: the headline alone did not name a judge's CUDA failure
+                    print(f"[{policy}] {problem.key} {kind} full error: {r.error[-3000:]}")
         stages = pd.DataFrame([r.stage_s for r in results]).mean().round(2)
         print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
               + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")

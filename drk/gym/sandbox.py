@@ -87,8 +87,18 @@ def _redirect_stdio(path: str) -> None:
 
 
 def _close_inherited_fds(keep: set[int]) -> None:
-    """Close every descriptor but stdio and ours (``keep``): the forkserver's and resource tracker's pipes are
-    inherited, and nothing the judge does should hold them."""
+    """Close every descriptor but stdio, ours (``keep``) and multiprocessing's resource tracker pipe: the
+    forkserver's are inherited, and nothing the judge does should hold them.
+
+    The tracker's pipe stays because ``multiprocessing`` keeps its number: closed, the number went to the next file
+    the judge opened (the CUDA driver's, in practice), and the first ``torch.compile`` that used the tracker wrote a
+    probe to that descriptor and closed it. Judges of the compiled reference then failed with CUDA "OS call failed",
+    "unknown error" or "unspecified launch failure", or died (5 of 14 level-3 evaluations on the H200, 2026-12-02,
+    ``results/gpu/2026-12-02-s19``)."""
+    from multiprocessing import resource_tracker
+
+    tracker_fd = getattr(resource_tracker._resource_tracker, "_fd", None)  # noqa: SLF001 - no public accessor
+    keep = set(keep) | ({tracker_fd} if isinstance(tracker_fd, int) and tracker_fd > 2 else set())
     low = 3
     for fd in sorted(keep):
         os.closerange(low, fd)
