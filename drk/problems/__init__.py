@@ -48,28 +48,34 @@ def solution_source(problem: Problem, kind: str = "fused", *, required: bool = F
     return path.read_text() if path else None
 
 
-def load_gpu_results(path: str | Path = GPU_RESULTS):
+def load_gpu_results(path: str | Path = GPU_RESULTS, reference_mode: str | None = None):
     """The shipped GPU measurements of the bundled solutions as a ``pandas.DataFrame``, with ``.attrs["notes"]``.
 
-    One row per (solution, timing policy): ``label`` (problem key), ``kind`` (fused/lazy), ``timing_policy``
-    (``drk``: L2 flush + medians; ``authors``: warm mean, as the paper's code), ``status``, ``speedup``,
+    One row per (solution, timing policy, reference mode): ``label`` (problem key), ``kind`` (fused/lazy),
+    ``timing_policy`` (``drk``: L2 flush + medians; ``authors``: warm mean, as the paper's code),
+    ``reference_mode`` (``eager`` or ``compile``: the paper's Table 2 reference), ``status``, ``speedup``,
     ``coverage`` (profiling ratio), ``ref_ms``, ``kernel_ms``, ``gpu``. The ``#`` header lines (GPU, date,
-    exclusions) are kept in ``attrs["notes"]``.
+    exclusions) are kept in ``attrs["notes"]``. ``reference_mode``: only that mode's rows and notes (a note that
+    names the other mode's reference is left out).
     """
     import pandas as pd
 
     path = Path(path)
     notes = [line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#")]
     frame = pd.read_csv(path, comment="#")
+    if reference_mode is not None:
+        frame = frame[frame["reference_mode"] == reference_mode].reset_index(drop=True)
+        notes = [n for n in notes if not any(f"{other} reference" in n for other in ("eager", "compile")
+                                             if other != reference_mode)]
     frame.attrs["notes"] = notes
     return frame
 
 
 def suite_profiling_cases(label: str = "L2/01_Matmul_Bias_ReLU", policy: str = "drk") -> list[dict]:
     """Figure 10's lazy and fused cases of one bundled problem from the shipped GPU measurements
-    (:func:`load_gpu_results`), as rows for :func:`drk.figures.profiling.plot_profiling_examples`; the suite has no
-    decoy (a decoy is not a solution)."""
-    frame = load_gpu_results()
+    (:func:`load_gpu_results`, eager reference, as the paper's figure), as rows for
+    :func:`drk.figures.profiling.plot_profiling_examples`; the suite has no decoy (a decoy is not a solution)."""
+    frame = load_gpu_results(reference_mode="eager")
     rows = frame[(frame["label"] == label) & (frame["timing_policy"] == policy)]
     names = {"lazy": "lazy_optimization", "fused": "better_fusion"}
     out = [{"case": names[r.kind], "status": r.status, "speedup": r.speedup, "coverage": r.coverage,
