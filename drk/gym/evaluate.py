@@ -137,7 +137,7 @@ def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, kin
     return result
 
 
-#: The candidate's source and its probe variants, JSON-encoded, at most this many bytes: half the runners' request
+#: The candidate's source, JSON-encoded, at most this many bytes: half the runners' request
 #: limit (:data:`drk.gym.wire.MAX_HEADER_BYTES`), the rest for the problem's source and the request's fields.
 MAX_ENCODED_SOURCE_BYTES = wire.MAX_HEADER_BYTES // 2
 
@@ -161,20 +161,19 @@ def _check_source(candidate_src: str, config: EvalConfig) -> EvalResult | tuple[
         return EvalResult(status="compile_error", error=f"the code could not be parsed: {type(exc).__name__}")
     if not defines_model_new(code):
         return EvalResult(status="format_error", error="no `class ModelNew` defined at module level")
-    try:  # the probes' rewrites of the source, made here once: a source that cannot be rewritten is the candidate's
-        # (the judge rewriting it again, a few stack frames deeper, once turned a decoy into an uncharged env_error)
-        rewrites = {"variant_sources": {v: probes.make_variant(code, v) for v in probes.VARIANTS},
-                    "jit_function_names": probes.jit_function_names(code)}
+    try:  # the source's kernel names, read here once: a source that cannot be walked is the candidate's
+        # (the judge reading it again, a few stack frames deeper, once turned a decoy into an uncharged env_error)
+        rewrites = {"jit_function_names": probes.jit_function_names(code)}
     except (RecursionError, MemoryError, ValueError, SyntaxError) as exc:
         return EvalResult(status="format_error", error=f"the code is nested too deeply for the environment to check "
                           f"it ({type(exc).__name__}): split long expressions")
-    # What the runners will be sent, JSON-encoded, must fit their request limit: the probe runner's load carries
-    # every variant, and a string of astral-plane characters (12 bytes each once escaped) under max_source_chars
-    # made it 4.6 MB, refused by the runner: a decoy became an uncharged env_error (attacker review, 2026-12-01).
-    encoded = sum(len(json.dumps(text)) for text in rewrites["variant_sources"].values()) + len(json.dumps(code))
+    # What the runners will be sent, JSON-encoded, must fit their request limit: a string of astral-plane characters
+    # (12 bytes each once escaped) under max_source_chars made a load 4.6 MB, refused by the runner: a decoy became
+    # an uncharged env_error (attacker review, 2026-12-01).
+    encoded = len(json.dumps(code))
     if encoded > MAX_ENCODED_SOURCE_BYTES:
-        return EvalResult(status="format_error", error=f"the code is {encoded} bytes once encoded with its probe "
-                          f"variants; the limit is {MAX_ENCODED_SOURCE_BYTES} (long non-ASCII strings?)")
+        return EvalResult(status="format_error", error=f"the code is {encoded} bytes once encoded; the limit is "
+                          f"{MAX_ENCODED_SOURCE_BYTES} (long non-ASCII strings?)")
     reasons = run_static_checks(code)
     if reasons and config.hacking_check:
         return EvalResult(status="hacked", hacked=True, hack_reasons=reasons,

@@ -4,8 +4,8 @@ Three instruments, installed before the candidate is imported:
 
 * :class:`LaunchRecorder` wraps Triton's launch path (``JITFunction.run`` and the interpreter's
   ``InterpretedFunction.run``) to count launches of kernels defined in the candidate's own file, per pass, to
-  record launches that raised (a try/except fallback to torch), and to turn the candidate's kernels into no-ops
-  on request (does their work reach the output?).
+  record launches that raised (a try/except fallback to torch), and, in the probe runner, to disable those
+  launches (``disabled``: the judge's ``noop`` and ``raise`` probes, :mod:`drk.gym.probes`).
 * :class:`TrustSnapshot` records the identity of every function of torch, triton, time and the reference's
   modules; any later difference means the candidate replaced or wrapped one (``tamper``).
 * :class:`Tripwires` replace frame and garbage-collector introspection (and ``torch.compile``) with wrappers that
@@ -32,7 +32,8 @@ class LaunchRecorder:
 
     candidate_file: str
     current_pass: str = "none"
-    noop_own_kernels: bool = False
+    #: "noop": a launch of the candidate's own kernel does nothing; "raise": it raises; None: it runs
+    disabled: str | None = None
     own: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     foreign: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
     failed_launches: list[str] = field(default_factory=list)
@@ -53,8 +54,10 @@ class LaunchRecorder:
                 return original(fn_self, *args, **kwargs)
             name, is_own = recorder._identify(fn_self)
             (recorder.own if is_own else recorder.foreign)[recorder.current_pass][name] += 1
-            if is_own and recorder.noop_own_kernels:
+            if is_own and recorder.disabled == "noop":
                 return None
+            if is_own and recorder.disabled == "raise":
+                raise RuntimeError("drk probe: this Triton kernel is disabled")
             try:
                 return original(fn_self, *args, **kwargs)
             except BaseException:

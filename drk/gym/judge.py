@@ -71,12 +71,18 @@ MAX_CLAIMED_MS = 86_400_000.0
 MAX_VERDICT_ERROR_CHARS = 8000
 
 
+def capped_error(error: str) -> str:
+    """``error`` cut to :data:`MAX_VERDICT_ERROR_CHARS` (its head and tail kept)."""
+    if len(error) > MAX_VERDICT_ERROR_CHARS:
+        error = error[:MAX_VERDICT_ERROR_CHARS // 2] + " [...] " + error[-MAX_VERDICT_ERROR_CHARS // 2:]
+    return error
+
+
 class Verdict(Exception):
     """Ends the judging early with a status (raised by the judge only; the candidate never sees this class)."""
 
     def __init__(self, status: str, error: str, **fields: Any) -> None:
-        if len(error) > MAX_VERDICT_ERROR_CHARS:
-            error = error[:MAX_VERDICT_ERROR_CHARS // 2] + " [...] " + error[-MAX_VERDICT_ERROR_CHARS // 2:]
+        error = capped_error(error)
         super().__init__(error)
         self.status, self.error, self.fields = status, error, fields
 
@@ -342,6 +348,8 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                 wire.close_quietly(given.fds())
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    if isinstance(out.get("error"), str):  # every path, not only a Verdict's (a crash quotes the candidate's lines)
+        out["error"] = capped_error(out["error"])
     return out
 
 
@@ -369,7 +377,8 @@ def candidate_frames(text: str, candidate_path: str, source: str, max_lines: int
         if match:
             number = int(match.group(1))
             code = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-            frames.append(f"  candidate.py line {number}, in {match.group(2)}: {code}")
+            # a quoted line is the candidate's text: one of 195,000 characters made an error 780,000 long
+            frames.append(f"  candidate.py line {number}, in {match.group(2)[:100]}: {code[:200]}")
             if len(frames) == max_lines:
                 break
     return "\n".join(frames)
@@ -614,9 +623,8 @@ class Session:
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
                    "candidate_dir": os.path.dirname(self.candidate_path), "candidate_path": self.candidate_path,
-                   # each runner gets only what it runs: the candidate, or (probe runner) its variants
-                   "candidate_source": self.payload["candidate_source"] if build_main else "",
-                   "variant_sources": {} if build_main else dict(self.payload["variant_sources"]),
+                   # the probe runner builds its variants from the same source (only its launches differ)
+                   "candidate_source": self.payload["candidate_source"],
                    "flush_mb": self.cfg.l2_flush_mb if self.cfg.timing_policy == "drk" else 0,
                    # a stack dump shortly before the deadline says where a hanging candidate is stuck
                    "dump_stack_after_s": max(0.5, runner.deadline - time.monotonic() - 1.5)}, runner=runner)

@@ -210,9 +210,9 @@ def _between_jobs(saved_globals: dict[str, Any]) -> None:
 
 def _failed_on_its_side(result: dict[str, Any]) -> bool:
     """Whether a job failed in the judge's own work (its reference, a drk stage): such a judge is not reused. A CUDA
-    error is sticky for its process's context, so a judge that met one would fail every later job with it. Seen on an
-    H200 (2026-12-02, ``results/gpu/2026-12-02-s18``): 9 of 14 level-3 evaluations against the compiled reference
-    failed in the judge with CUDA errors under a Pool of 8 (one of them passed alone; the cause is not known yet)."""
+    error is sticky for its process's context, so a judge that met one would fail every later job with it (seen on
+    an H200, ``results/gpu/2026-12-02-s18`` and ``-s19``: judges whose CUDA driver had lost a descriptor, see
+    :func:`drk.gym.sandbox._close_inherited_fds`)."""
     return "internal_error" in result or "reference_error" in result
 
 
@@ -220,10 +220,11 @@ class JudgeServer:
     """The caller's end of one server: :meth:`run` one job at a time; :meth:`kill` when it misbehaves."""
 
     def __init__(self, stdio_path: str | None, cache_dir: str | None = None) -> None:
-        """``cache_dir``: the server's own compile caches (inductor's, Triton's). Concurrent processes sharing them
-        can race (pytorch/pytorch#173679: stale or busy files in a shared Triton cache); under a Pool of 8 sharing them,
-        9 of 14 evaluations against the compiled reference failed in their judges (H200, 2026-12-02; a suspected
-        cause, not a confirmed one)."""
+        """``stdio_path``: the server's output file; ``cache_dir``: its own compile caches (inductor's, Triton's), as
+        concurrent processes sharing them can race (pytorch/pytorch#173679: stale or busy files in a shared Triton
+        cache). Both are removed when the server is killed (a retired or failed judge left up to 1 GiB of log and
+        its caches behind until the caller exited: attacker review 8, 2026-12-02)."""
+        self._files = [p for p in (stdio_path, cache_dir) if p]
         ctx = sandbox._get_context()
         self._conn, child_conn = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=_serve, args=(child_conn, stdio_path, cache_dir), daemon=True)
@@ -285,12 +286,19 @@ class JudgeServer:
         return self.usable and self.process.is_alive()
 
     def kill(self) -> None:
+        import shutil
+
         self.usable = False
         sandbox._terminate(self.process, grace_s=0.0)
         try:
             self._conn.close()
         except OSError:
             pass
+        for path in self._files:
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            elif os.path.exists(path):
+                os.unlink(path)
 
 
 class JudgeServers:

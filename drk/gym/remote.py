@@ -19,6 +19,7 @@ from typing import Any
 from drk.gym.cache import cache_key
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import _check_source
+from drk.gym.feedback import make_feedback
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 
@@ -90,7 +91,10 @@ class RemoteEvaluator:
         """
         from drk.serve.kernelgym import SERVER_ONLY_KEYS
 
-        pairs = list(pairs)
+        # text that is not UTF-8 (a lone surrogate, from a JSONL "\\udc80" escape) cannot be sent: httpx raised out of
+        # map and the batch was lost (attacker review 8, 2026-12-02); each such character becomes U+FFFD first, so
+        # the local checks and the server see the same text
+        pairs = [(problem, candidate.encode("utf-8", "replace").decode("utf-8")) for problem, candidate in pairs]
         config = config or self.config
         drk_config = {k: v for k, v in config.to_dict().items() if k not in SERVER_ONLY_KEYS}
         keys = [cache_key(p, c, config, "remote") for p, c in pairs]
@@ -104,8 +108,10 @@ class RemoteEvaluator:
             # way, charged: sent, an oversized reply came back as the server's refusal, an uncharged env_error
             # (attacker review 7, 2026-12-02)
             early = _check_source(candidate, config)
-            if isinstance(early, EvalResult):
-                early.problem = problem.name
+            if isinstance(early, EvalResult):  # completed as evaluate() completes it: a trainer's next turn reads
+                # its feedback (it was empty: attacker review 8, 2026-12-02)
+                early.problem, early.feedback = problem.name, make_feedback(early)
+                early.reference_mode, early.timing_policy = config.reference_mode, config.timing_policy
                 local[key] = early
                 continue
             id_of[key] = f"{self._prefix}-{next(self._counter)}"

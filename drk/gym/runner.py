@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from drk.gym import rounds, wire
+from drk.gym import probes, rounds, wire
 from drk.gym.rounds import CALIBRATION, CallSpec
 
 MAX_REQUEST_BYTES = 4 * 2**20
@@ -133,6 +133,8 @@ class Runner:
 
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
+        if self.instruments is not None:  # a probe variant's launches are disabled while it is built and run
+            self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
         if variant not in self.models:
             self.models[variant] = self._build(variant)
         specs = [CallSpec.from_dict(c) for c in req["calls"]]
@@ -217,13 +219,14 @@ class Runner:
     # --- helpers ------------------------------------------------------------------------------------------------
 
     def _build(self, variant: str) -> torch.nn.Module:
-        """Import the candidate, or (probe runner only) one of its variants: both as the same module from the same
-        file, alone in its directory, so neither tells a probe from the real run."""
+        """Import the candidate, or (probe runner only) one of its probe variants: the same source as the same module
+        from the same file, alone in its directory, so nothing in it tells a probe from the real run. A variant
+        differs only in what a launch of the candidate's own kernels does (:attr:`LaunchRecorder.disabled`)."""
         path, name = self.load_args["candidate_path"], "drk_candidate_main"
         if variant != "main":
-            if not self.variants_as_main:
+            if not self.variants_as_main or variant not in probes.VARIANTS:
                 raise RuntimeError("this runner runs the candidate itself, not its probe variants")
-            _write_sources(self.load_args["candidate_dir"], {path: self.load_args["variant_sources"][variant]})
+            _write_sources(self.load_args["candidate_dir"], {path: self.load_args["candidate_source"]})
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses / pickling inside the candidate look themselves up here

@@ -136,6 +136,9 @@ def test_a_runner_that_stops_reading_its_requests_is_the_candidates_timeout(prob
         available_level(level)
     except Exception as exc:  # noqa: BLE001 - this machine has no such sandbox
         pytest.skip(str(exc))
+    # a runner of this level started ahead: a cold start (bubblewrap, torch, triton) can itself take most of the 6 s
+    # on a busy 2-core host, and a runner that does not start in time is the environment's failure, not this test's
+    assert run(problem, "good", isolation=level).status == "correct"
     result = run(problem, "attack_pipe_stall", timeout_s=6, isolation=level)
     assert result.status == "timeout" and not result.env_error, result.error
     assert result.elapsed_s < 30

@@ -65,7 +65,7 @@ def test_a_job_past_its_time_limit_kills_its_judge_and_it_is_never_reused():
         problem = example_problem("relu2")
         payload = {"problem_source": problem.source, "problem_name": problem.name, "problem_path": "p.py",
                    "candidate_source": example_candidate("good"), "static_reasons": [], "device": "cpu",
-                   "variant_sources": {}, "jit_function_names": [],
+                   "jit_function_names": [],
                    "gpu_index": 0, "config": {}, "isolation_level": level, "secret": "00" * 32}
         outcome = servers.run("cpu", 0, payload, None, [r.handle for r in runners], timeout_s=0.05)
         for runner in runners:
@@ -89,12 +89,14 @@ def test_a_judge_whose_own_work_failed_is_never_reused():
     with pytest.raises(Exception, match="illegal memory access"):
         evaluate(type(problem).from_source(broken, name="broken_reference"), example_candidate("good"), device="cpu")
     assert kept not in shared_judges()._all and not kept.alive()
+    # its output file and compile caches went with it (they stayed until the caller exited, up to 1 GiB each)
+    assert kept._files and not any(os.path.exists(path) for path in kept._files)
     assert evaluate(problem, example_candidate("good"), device="cpu").status == "correct"
 
 
 def test_each_judge_compiles_into_caches_of_its_own():
-    """Judges side by side shared inductor's and Triton's on-disk caches (a suspected cause of compiled-reference
-    failures under a pool): each server now has its own, under the servers' private directory."""
+    """Judges side by side shared inductor's and Triton's on-disk caches, which can race (pytorch/pytorch#173679):
+    each server now has its own, under the servers' private directory."""
     reporting = example_problem("relu2").source.replace(
         "def forward(self, x):", "def forward(self, x):\n        import os\n        raise RuntimeError('caches: ' + "
         "os.environ['TORCHINDUCTOR_CACHE_DIR'] + ' ' + os.environ['TRITON_CACHE_DIR'])", 1)
@@ -141,7 +143,6 @@ def _payload(candidate: str, **config) -> dict:
     problem = example_problem("relu2")
     return {"problem_source": problem.source, "problem_name": problem.name, "problem_path": "p.py",
             "candidate_source": candidate, "static_reasons": [], "device": "cpu",
-            "variant_sources": {v: probes.make_variant(candidate, v) for v in probes.VARIANTS},
             "jit_function_names": probes.jit_function_names(candidate), "gpu_index": 0, "config": config,
             "isolation_level": isolation.available_level("auto").level, "secret": "00" * 32}
 

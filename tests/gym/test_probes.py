@@ -1,9 +1,7 @@
 """The judge's kernel-usage probes: source rewriting, and honest kernels whose answer is near zero."""
 
-import ast
-
 from drk.gym import EvalConfig, Problem, evaluate
-from drk.gym.probes import jit_function_names, make_variant
+from drk.gym.probes import jit_function_names
 
 SOURCE = '''
 import triton, triton.language as tl
@@ -32,13 +30,11 @@ def host(x):
 '''
 
 
-def test_every_jit_function_is_found_and_stubbed():
+def test_every_jit_function_is_named_for_the_profiler():
+    """The names the profiling ratio counts as the candidate's own kernels, an aliased ``jit`` included."""
     assert sorted(jit_function_names(SOURCE)) == ["a", "b", "c", "d"]
-    for variant, stub in (("noop", ast.Pass), ("raise", ast.Raise)):
-        tree = ast.parse(make_variant(SOURCE, variant))
-        bodies = {f.name: f.body for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
-        assert all(len(bodies[n]) == 1 and isinstance(bodies[n][0], stub) for n in "abcd")
-        assert isinstance(bodies["host"][0], ast.Return)  # host code untouched
+    aliased = "from triton import jit as tj\nimport triton\n@tj\ndef k(x_ptr):\n    pass\n@triton.autotune(configs=[], key=[])\n@tj\ndef m(x_ptr):\n    pass\n"
+    assert sorted(jit_function_names(aliased)) == ["k", "m"]
 
 
 # An MSE-like loss whose value is ~1e-4: an all-zeros output would pass allclose at atol 1e-2. Its honest kernel

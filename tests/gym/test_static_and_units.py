@@ -226,7 +226,7 @@ def test_a_source_too_large_once_encoded_is_the_candidates_format_error():
     result = _check_source(padded, EvalConfig())
     assert result.status == "format_error" and str(MAX_ENCODED_SOURCE_BYTES) in result.error
     code, _, rewrites = _check_source(decoy + '\n_PAD = "' + "x" * 150_000 + '"\n', EvalConfig())  # ASCII: fits
-    assert "_PAD" in code and rewrites["variant_sources"]
+    assert "_PAD" in code and rewrites["jit_function_names"]
 
 
 def test_verdicts_that_host_load_can_cause_are_not_cached(tmp_path):

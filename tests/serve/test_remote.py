@@ -30,6 +30,27 @@ def test_map_and_evaluate_against_the_server(server, token):
     assert single.status == "format_error" and not single.env_error
 
 
+def test_a_reply_that_is_not_utf8_is_judged_not_lost(server, token):
+    """A lone surrogate in a reply's prose made httpx raise out of map(): the whole batch was lost."""
+    reply = f"Here is my kernel \udc80:\n```python\n{GOOD}\n```\n"
+    with RemoteEvaluator(server.url, token, timeout=300, poll_s=5) as remote:
+        results = remote.map([(PROBLEM, reply), (PROBLEM, DECOY)])
+    assert [r.status for r in results] == ["correct", "hacked"]
+
+
+def test_an_answer_judged_before_sending_gets_the_feedback_evaluate_gives():
+    """Decided locally (no ModelNew): nothing is sent, and the result is the one ``evaluate`` returns, feedback
+    included (a multi-turn trainer's next turn reads it; it was empty)."""
+    from drk.gym import evaluate
+
+    bad = example_candidate("no_model_new")
+    with RemoteEvaluator("http://127.0.0.1:9", "x" * 16, timeout=5, retry_s=1) as remote:  # nothing listens there
+        remote_result = remote.evaluate(PROBLEM, bad)
+    local = evaluate(PROBLEM, bad, device="cpu")
+    assert remote_result.status == local.status == "format_error"
+    assert remote_result.feedback and remote_result.feedback == local.feedback
+
+
 def test_refused_tasks_and_network_failures_are_env_errors(server, token):
     with RemoteEvaluator(server.url, token, timeout=120, poll_s=2) as remote:
         results = remote.map([(PROBLEM, "#" * 60_000), (PROBLEM, SYNTAX_ERROR + "\n# remote"),
