@@ -6,7 +6,7 @@ correctness, hacking evidence, timing and the profiling ratio; see ``docs/enviro
 
 from drk.gym.cache import ResultCache, cache_key
 from drk.gym.config import EvalConfig
-from drk.gym.evaluate import ProblemError, evaluate, resolve_device
+from drk.gym.evaluate import ProblemError, decided_without_judge, evaluate, resolve_device
 from drk.gym.extract import extract_code
 from drk.gym.gpu_lock import GpuTimingLock
 from drk.gym.pool import Pool
@@ -25,6 +25,7 @@ __all__ = [
     "RemoteEvaluator",
     "ResultCache",
     "cache_key",
+    "decided_without_judge",
     "evaluate",
     "extract_code",
     "load_problems",

@@ -69,7 +69,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     start = time.monotonic()
     early = _check_source(candidate_src, config)
     if isinstance(early, EvalResult):
-        return _without_judge(early, problem, config, kind, start)
+        return _without_judge(early, problem, config, _device_label(kind), start)
     code, static_reasons, rewrites = early
     if kind == "cuda" and timing_lock is None:
         from drk.gym.gpu_lock import GpuTimingLock
@@ -85,7 +85,7 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     except (IsolationUnavailable, OSError) as exc:  # the environment's failure: never charged to the candidate
         failure = EvalResult(status="runtime_error", error=f"[drk] environment failure: no candidate sandbox: {exc}",
                              env_error=True)
-        return _without_judge(failure, problem, config, kind, start)
+        return _without_judge(failure, problem, config, _device_label(kind), start)
     runners_s = time.monotonic() - taking  # waiting for a started runner (a pool's spares can run short)
     probe_runners: list[Any] = []
 
@@ -128,11 +128,30 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     return result
 
 
-def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, kind: str, start: float) -> EvalResult:
+def decided_without_judge(problem: Problem, candidate_src: str, config: EvalConfig | None = None,
+                          device: str = "") -> EvalResult | None:
+    """The verdict of the checks on the text alone (no code, too long, a syntax error, no ``ModelNew``, too deeply
+    nested), completed as :func:`evaluate` completes it; ``None`` when a judge has to decide.
+
+    Every evaluator decides these the same way and charges them: :class:`drk.gym.remote.RemoteEvaluator` once sent
+    them to its server, whose refusal of an oversized request came back as an uncharged ``env_error`` (attacker review
+    7), and completed them by hand without the feedback a trainer's next turn reads (attacker review 8).
+    """
+    config = config or EvalConfig()
+    start = time.monotonic()
+    early = _check_source(candidate_src, config)
+    return _without_judge(early, problem, config, device, start) if isinstance(early, EvalResult) else None
+
+
+def _device_label(kind: str) -> str:
+    return "cpu (triton interpreter)" if kind == "cpu" else kind
+
+
+def _without_judge(result: EvalResult, problem: Problem, config: EvalConfig, device: str, start: float) -> EvalResult:
     """Complete a result decided before any judge ran (a malformed candidate, no sandbox)."""
     result.problem, result.elapsed_s = problem.name, time.monotonic() - start
     result.reference_mode, result.timing_policy = config.reference_mode, config.timing_policy
-    result.device = "cpu (triton interpreter)" if kind == "cpu" else kind
+    result.device = device
     result.feedback = make_feedback(result)
     return result
 

@@ -18,8 +18,7 @@ from typing import Any
 
 from drk.gym.cache import cache_key
 from drk.gym.config import EvalConfig
-from drk.gym.evaluate import _check_source
-from drk.gym.feedback import make_feedback
+from drk.gym.evaluate import decided_without_judge
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
 
@@ -107,11 +106,8 @@ class RemoteEvaluator:
             # what evaluate() decides before any judge (no code, too long, no ModelNew) is decided here the same
             # way, charged: sent, an oversized reply came back as the server's refusal, an uncharged env_error
             # (attacker review 7, 2026-12-02)
-            early = _check_source(candidate, config)
-            if isinstance(early, EvalResult):  # completed as evaluate() completes it: a trainer's next turn reads
-                # its feedback (it was empty: attacker review 8, 2026-12-02)
-                early.problem, early.feedback = problem.name, make_feedback(early)
-                early.reference_mode, early.timing_policy = config.reference_mode, config.timing_policy
+            early = decided_without_judge(problem, candidate, config, device="remote (decided locally)")
+            if early is not None:
                 local[key] = early
                 continue
             id_of[key] = f"{self._prefix}-{next(self._counter)}"

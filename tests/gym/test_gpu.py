@@ -106,7 +106,7 @@ def test_compile_reference_mode(relu2):
 
 def test_every_example_verdict_on_gpu():
     pairs = [pair for pair in all_examples() if pair[1] != "hangs"]
-    results = Pool(device="cuda", config=FAST, progress=False).map(
+    results = Pool(device="cuda", workers=8, config=FAST, progress=False).map(
         [(example_problem(p), example_candidate(c, p)) for p, c in pairs])
     wrong = {"/".join(pair): (r.status, r.hack_reasons, (r.error or "")[:200]) for pair, r in zip(pairs, results)
              if not verdict_matches(*pair, "cuda", r.status, r.hack_reasons)}

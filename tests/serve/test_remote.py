@@ -118,3 +118,17 @@ def test_a_malformed_server_answer_is_an_env_error_never_an_exception(answer):
     with RemoteEvaluator("http://evil", "t", timeout=3, retry_s=1, poll_s=0, client=_fake_server(answer)) as remote:
         results = remote.map([(PROBLEM, GOOD), (PROBLEM, DECOY)])
     assert [r.status for r in results] == ["runtime_error"] * 2 and all(r.env_error for r in results)
+
+
+def test_text_only_verdicts_are_decided_by_one_function_for_every_evaluator():
+    """``decided_without_judge`` is what evaluate() and RemoteEvaluator both use before any judge: the same status,
+    error and feedback, and None for a source only a judge can decide."""
+    from drk.gym import decided_without_judge, evaluate
+
+    for name in ("no_model_new", "syntax_error"):
+        source = example_candidate(name)
+        early, full = decided_without_judge(PROBLEM, source, device="x"), evaluate(PROBLEM, source, device="cpu")
+        assert early is not None and early.status == full.status != "correct"
+        assert (early.error, early.feedback, early.problem) == (full.error, full.feedback, full.problem)
+        assert early.device == "x" and early.reference_mode == full.reference_mode
+    assert decided_without_judge(PROBLEM, example_candidate("decoy")) is None
