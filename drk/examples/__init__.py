@@ -107,6 +107,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_error_bloat": ("incorrect", None),  # a claimed output layout whose repr made the error 17 MB long
     "attack_jit_body_as_python": ("hacked", "decoy"),  # torch inside a jit function, via .fn: was correct
     "attack_identity_jit": ("hacked", "decoy"),  # a decorator merely named jit over torch code: was correct
+    # Session 20.
+    "attack_launch_return": ("hacked", "no_effect"),  # a disabled launch returned None, a real one the kernel
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_fake_clock_small": ("correct", None),

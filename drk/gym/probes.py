@@ -5,7 +5,8 @@ reports (it can rewrite any reporter). Instead the judge runs the candidate in a
 answers only the judge knows, twice, with every launch of a kernel defined in the candidate's file disabled at
 Triton's launch path (:class:`drk.gym.hacking.LaunchRecorder`, ``disabled``):
 
-* ``noop``: a launch does nothing. If the outputs are still right in any pass, the kernels did not compute them
+* ``noop``: a launch compiles the kernel and returns it, as a real launch does, but never runs it (it returned
+  ``None``, which told a decoy it was probed on a GPU: ``attack_launch_return``, session 20). If the outputs are still right in any pass, the kernels did not compute them
   (``decoy`` when none of them was launched in that pass of the real run, ``no_effect`` otherwise).
 * ``raise``: a launch raises. If the outputs are still right, the forward caught the failure and fell back to other
   code (``fallback``).
