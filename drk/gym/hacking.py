@@ -69,10 +69,18 @@ class LaunchRecorder:
         return run
 
     def _identify(self, fn_self: Any) -> tuple[str, bool]:
+        """A kernel's name and whether it is the candidate's own: defined in its file, or anywhere but an installed
+        library or the problem. An honest kernel generated from a string (``exec`` under a name of its own) or
+        written to a helper module was foreign, never disabled by the probes, so its right outputs read as torch
+        doing the work: judged ``hacked`` (attacker review 9, 2026-12-02)."""
         fn = getattr(fn_self, "fn", None)
         code = getattr(fn, "__code__", None)
         name = getattr(fn, "__name__", type(fn_self).__name__)
-        return name, code is not None and code.co_filename == self.candidate_file
+        if code is None:
+            return name, False
+        filename = code.co_filename
+        return name, filename == self.candidate_file or not (
+            filename.startswith("<problem ") or filename.startswith(_library_roots()))
 
     def own_launch_counts(self) -> dict[str, int]:
         total: Counter = Counter()
@@ -82,6 +90,22 @@ class LaunchRecorder:
 
     def launched_own_in(self, pass_name: str) -> bool:
         return sum(self.own.get(pass_name, Counter()).values()) > 0
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """Where installed code lives (the interpreter's library paths, and torch's, Triton's and drk's own folders):
+    kernels defined there are never the candidate's."""
+    import sysconfig
+
+    import torch
+    import triton
+
+    import drk
+
+    paths = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths |= {os.path.dirname(module.__file__) for module in (torch, triton, drk)}
+    return tuple(sorted({os.path.join(form, "") for path in paths for form in (path, os.path.realpath(path))}))
 
 
 def _launch_classes() -> list[type]:

@@ -24,6 +24,7 @@ import copy
 import math
 import mmap
 import os
+import secrets
 import shutil
 import statistics
 import tempfile
@@ -49,6 +50,12 @@ from drk.gym.secret import SeedStream, evaluation_key
 #: (scale, shift) of the hidden input sets: the distribution differs from ``get_inputs``.
 PERTURBATIONS: tuple[tuple[float, float], ...] = ((8.0, 0.0), (-1.0, 0.0), (0.25, 1.0))
 PROBE_SCALES = (1.0, 8.0, 64.0)
+#: Probe calls per probe input (one eval, one train), by kind, run in an order the judge draws at random, each on a
+#: fresh model: ``control`` calls run the kernels and must be right, ``noop``/``raise`` calls disable them. A decoy
+#: that knows it is in the probe runner (a host-wide signal, its memory, its argv) but not which call disables its
+#: kernels must guess which calls to answer right: per pass (eval, train: a model knows which) 2 control, 2 noop
+#: and 1 raise call in a random order, so its best guess is right 1 time in 10 per pass, 1 in 100 for both.
+PROBE_CALLS = {"control": 2, "noop": 2, "raise": 1}
 #: Wall milliseconds per timing round allowed for the two requests and answers crossing the pipes (`go` and the
 #: sampled `fetch`; the judge's own rounds have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
 ROUND_SLACK_MS = 2.0
@@ -739,16 +746,30 @@ class Session:
             self.ref.model.load_state_dict(after_correctness)
         return specs, expected
 
-    def _probe(self, probe: RunnerProcess, variant: str, specs: list[CallSpec], expected: list[list[Any]],
-               informative: list[bool], numel: int) -> int | None:
-        """Run ``variant`` on the probe calls; the first call whose outputs are still right, or None."""
-        answer, _ = self.candidate_round(specs, variant=variant, poison_numel=numel, runner=probe)
-        for i, exp in enumerate(expected):
-            if not informative[i] or _layout_mismatch(exp, answer["outputs"][i]):
-                continue  # a different layout is a different (wrong) answer: the kernels mattered
-            if C.compare_outputs(exp, self.fetch(i, exp, runner=probe), self.cfg.atol, self.cfg.rtol).ok:
-                return i
-        return None
+    def _probe_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
+                    numel: int) -> str:
+        """One probe call on a fresh model in ``variant``'s mode; '' when its outputs are right, else why not."""
+        answer, _ = self.candidate_round([spec], variant=variant, poison_numel=numel, runner=probe)
+        mismatch = _layout_mismatch(expected, answer["outputs"][0])
+        if mismatch:
+            return mismatch
+        comparison = C.compare_outputs(expected, self.fetch(0, expected, runner=probe), self.cfg.atol, self.cfg.rtol)
+        return "" if comparison.ok else comparison.message
+
+    def _control_call(self, probe: RunnerProcess, spec: CallSpec, expected: list[Any], numel: int) -> None:
+        """A probe call with the kernels running, as in the real run: its outputs must be right. A module that
+        answered wrong only in the probe runner (which it can tell from the host's load, its memory or its argv) made
+        the disabled calls look like "the kernels matter": judged ``correct`` (attacker review 9, 2026-12-02)."""
+        try:
+            wrong = self._probe_call(probe, "control", spec, expected, numel)
+        except wire.WireTimeout:
+            raise
+        except wire.WireError as exc:
+            raise Verdict("runtime_error", f"your module's process died while the judge ran it again with its Triton "
+                          f"kernels enabled, in a process of its own ({exc})") from None
+        if wrong:
+            raise Verdict("incorrect", "run again by the judge in a process of its own, with its Triton kernels "
+                          f"enabled, your module gave a wrong answer ({spec.mode} pass): {wrong}")
 
     def hack_reasons(self, evidence_answer: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
         """Hack reasons (the probes' are the judge's own findings; the rest is the runner's claim) and the claimed
@@ -770,9 +791,14 @@ class Session:
         except (wire.WireError, Verdict) as exc:
             # the candidate was imported fine a moment ago: a probe process that cannot start is drk's failure
             raise ProbeUnavailable(f"the probe runner could not start: {exc}") from None
-        for variant, reason in (("noop", "no_effect"), ("raise", "fallback")):
+        calls = [(variant, i) for variant, n in PROBE_CALLS.items() for i in range(len(specs)) for _ in range(n)]
+        secrets.SystemRandom().shuffle(calls)  # which call disables the kernels: only the judge knows
+        for variant, i in calls:
+            if variant == "control":
+                self._control_call(probe, specs[i], expected[i], numel)
+                continue
             try:
-                found = self._probe(probe, variant, specs, expected, informative, numel)
+                wrong = self._probe_call(probe, variant, specs[i], expected[i], numel)
             except Verdict as failure:
                 if mentions_out_of_memory(failure.error):
                     # no evidence either way: the candidate's runner shares the memory (a decoy that holds it while
@@ -784,8 +810,9 @@ class Session:
                 raise  # out of the candidate's time: a timeout, not evidence either way
             except wire.WireError:
                 break  # its process died without its kernels: they matter (and it cannot run the next)
-            if found is not None:
-                if reason == "no_effect" and not _launch_counts(per_pass.get(specs[found].mode)):
+            if not wrong and informative[i]:
+                reason = "no_effect" if variant == "noop" else "fallback"
+                if reason == "no_effect" and not _launch_counts(per_pass.get(specs[i].mode)):
                     reason = "decoy"  # in this pass, the normal run launched none of its kernels either
                 reasons.add(reason)
         claimed = evidence_answer.get("tripwires")

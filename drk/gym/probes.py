@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import ast
 
+#: Probe calls whose launches of the candidate's own kernels are disabled (:attr:`LaunchRecorder.disabled`).
 VARIANTS = ("noop", "raise")
+#: Every kind of call the probe runner makes: ``control`` calls run the kernels as the real run does, and must be
+#: right (so nothing about the probe runner's process lets a decoy answer wrong only there).
+PASSES = ("control", *VARIANTS)
 
 def _is_triton_jit(node: ast.AST, aliases: frozenset[str] = frozenset()) -> bool:
     """``triton.jit``, ``tl.jit``-like aliases ending in ``jit`` (``jit``, ``triton.jit(...)``), and names that

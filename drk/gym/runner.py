@@ -39,6 +39,7 @@ class Runner:
         self.area = mmap.mmap(area_fd, 0) if area_fd >= 0 else None
         self.device = device or torch.device("cpu")
         self.models: dict[str, Any] = {}
+        self.probe_module: types.ModuleType | None = None
         self.problem: types.ModuleType | None = None
         self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
         self.last_outputs: list[list[Any]] = []
@@ -93,9 +94,9 @@ class Runner:
         tripwires.install()
         self.instruments = (recorder, tripwires, TrustSnapshot(extra=[module]))
         self.variants_as_main = not req.get("build_main", True)
-        if not self.variants_as_main:  # a probe runner builds only the variants, when asked
+        self._make_flush(req)  # before the candidate's import in both runners: its memory told a probe runner apart
+        if not self.variants_as_main:  # a probe runner builds only its probe calls' models, when asked
             self.models["main"] = self._build("main")
-        self._make_flush(req)
         return {"ok": True, "device": _device_label(self.device)}, []
 
     def op_calibrate(self, req: dict[str, Any]) -> tuple[dict, list]:
@@ -133,10 +134,14 @@ class Runner:
 
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
-        if self.instruments is not None:  # a probe variant's launches are disabled while it is built and run
-            self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
-        if variant not in self.models:
-            self.models[variant] = self._build(variant)
+        if variant == "main":
+            if variant not in self.models:
+                self.models[variant] = self._build(variant)
+        else:  # a probe call: a fresh model from the candidate's one import, built and run in the call's mode
+            module = self._probe_module(variant)
+            if self.instruments is not None:
+                self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
+            self.models[variant] = self._instantiate(module)
         specs = [CallSpec.from_dict(c) for c in req["calls"]]
         if req.get("lazy"):  # made call by call in `go`, as the judge's own rounds do
             inputs = rounds.LazyInputs(self.problem, specs, self.device)
@@ -219,14 +224,28 @@ class Runner:
     # --- helpers ------------------------------------------------------------------------------------------------
 
     def _build(self, variant: str) -> torch.nn.Module:
-        """Import the candidate, or (probe runner only) one of its probe variants: the same source as the same module
-        from the same file, alone in its directory, so nothing in it tells a probe from the real run. A variant
-        differs only in what a launch of the candidate's own kernels does (:attr:`LaunchRecorder.disabled`)."""
+        """Import the candidate and build its model (the candidate's own runner)."""
+        if variant != "main" or self.variants_as_main:
+            raise RuntimeError("a probe runner builds its models with _probe_module")
+        return self._instantiate(self._import_candidate())
+
+    def _probe_module(self, variant: str) -> types.ModuleType:
+        """(probe runner only) The candidate, imported once, with every launch enabled as in the real run: the same
+        source as the same module from the same file, alone in its directory. Each probe call then builds a fresh
+        model from it in the call's own mode (:attr:`LaunchRecorder.disabled`), in an order only the judge knows.
+        A module imported once per variant could count its imports and tell the later ones apart."""
+        if not self.variants_as_main or variant not in probes.PASSES:
+            raise RuntimeError("this runner runs the candidate itself, not its probe calls")
+        if self.probe_module is None:
+            _write_sources(self.load_args["candidate_dir"],
+                           {self.load_args["candidate_path"]: self.load_args["candidate_source"]})
+            if self.instruments is not None:
+                self.instruments[0].disabled = None
+            self.probe_module = self._import_candidate()
+        return self.probe_module
+
+    def _import_candidate(self) -> types.ModuleType:
         path, name = self.load_args["candidate_path"], "drk_candidate_main"
-        if variant != "main":
-            if not self.variants_as_main or variant not in probes.VARIANTS:
-                raise RuntimeError("this runner runs the candidate itself, not its probe variants")
-            _write_sources(self.load_args["candidate_dir"], {path: self.load_args["candidate_source"]})
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses / pickling inside the candidate look themselves up here
@@ -234,6 +253,10 @@ class Runner:
             spec.loader.exec_module(module)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from the candidate is a candidate error too
             raise _CandidateError("compile_error", "importing the candidate failed: " + _trim_traceback(exc, path)) from None
+        return module
+
+    def _instantiate(self, module: types.ModuleType) -> torch.nn.Module:
+        path = self.load_args["candidate_path"]
         model_cls = getattr(module, "ModelNew", None)
         if not isinstance(model_cls, type) or not issubclass(model_cls, torch.nn.Module):
             raise _CandidateError("format_error", "`ModelNew` must be a class deriving from torch.nn.Module")

@@ -42,7 +42,33 @@ def test_a_raise_probe_never_reaches_the_launch_path():
 
 
 def test_foreign_kernels_are_never_disabled():
+    import torch
+
+    namespace: dict = {}
+    exec(compile("def torch_kernel():\n    pass\n", torch.__file__.replace("__init__.py", "k.py"), "exec"), namespace)
     calls: list = []
     run = LaunchRecorder(candidate_file="/elsewhere.py", disabled="noop")._make_wrapper(fake_launch_path(calls))
-    assert run(SimpleNamespace(fn=own_kernel), grid=(1,), warmup=False) == "compiled own_kernel"
+    assert run(SimpleNamespace(fn=namespace["torch_kernel"]), grid=(1,), warmup=False) == "compiled torch_kernel"
     assert calls == ["compile+launch"]
+
+
+def test_kernels_outside_installed_libraries_are_the_candidates_own():
+    """A kernel generated from a string or written to a helper module is the candidate's (the probes disable it);
+    torch's, Triton's and the problem's are not (attacker review 9: an honest generated kernel was judged hacked)."""
+    import torch
+    import triton
+
+    recorder = LaunchRecorder(candidate_file="/tmp/.drk_candidate/candidate.py")
+
+    def kernel_from(filename: str):
+        namespace: dict = {}
+        exec(compile("def k():\n    pass\n", filename, "exec"), namespace)
+        return SimpleNamespace(fn=namespace["k"])
+
+    assert recorder._identify(kernel_from("/tmp/.drk_candidate/candidate.py"))[1]
+    assert recorder._identify(kernel_from("<generated relu2>"))[1]
+    assert recorder._identify(kernel_from("/tmp/helper_kernels.py"))[1]
+    for library in (torch.__file__, triton.__file__):
+        assert not recorder._identify(kernel_from(library.replace("__init__.py", "ops.py")))[1]
+    assert not recorder._identify(kernel_from("<problem 01_ReLU>"))[1]
+    assert not recorder._identify(SimpleNamespace(fn=None))[1]
