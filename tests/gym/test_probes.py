@@ -1,4 +1,4 @@
-"""The judge's kernel-usage probes: source rewriting, and honest kernels whose answer is near zero."""
+"""The judge's kernel-usage probes: kernel names, honest kernels whose answer is near zero, and the probe calls' order."""
 
 from drk.gym import EvalConfig, Problem, evaluate
 from drk.gym.probes import jit_function_names
@@ -85,3 +85,31 @@ def test_decoy_with_a_near_zero_answer_is_still_caught():
     result = evaluate(Problem.from_source(TINY_LOSS, name="tiny_loss"), decoy, device="cpu",
                       config=EvalConfig(timeout_s=60))
     assert result.status == "hacked" and "decoy" in result.hack_reasons, (result.status, result.error)
+
+
+def best_guess_per_pass(calls: dict[str, int]) -> float:
+    """The chance that a decoy which cannot tell a probe call's kind (only its position among its pass's calls)
+    answers every control call right and every noop call wrong, for its best choice of positions to answer right."""
+    from itertools import permutations
+
+    kinds = [kind for kind, n in calls.items() for _ in range(n)]
+    orders = set(permutations(kinds))
+    best = 0.0
+    for mask in range(2 ** len(kinds)):  # answer right at the positions in mask
+        right = {i for i in range(len(kinds)) if mask >> i & 1}
+        wins = sum(all((i in right) == (kind == "control") for i, kind in enumerate(order) if kind != "raise")
+                   for order in orders)
+        best = max(best, wins / len(orders))
+    return best
+
+
+def test_a_decoy_that_knows_its_process_but_not_the_call_rarely_guesses_the_probe_order():
+    """docs/environment.md: "right about 1 time in 100" (both passes, eval and train, must be guessed)."""
+    from drk.gym.judge import PROBE_CALLS
+
+    assert set(PROBE_CALLS) == {"control", "noop", "raise"}
+    import pytest
+
+    per_pass = best_guess_per_pass(PROBE_CALLS)
+    assert per_pass == pytest.approx(0.1) and per_pass ** 2 == pytest.approx(0.01)
+    assert best_guess_per_pass({"control": 1, "noop": 1, "raise": 1}) > 0.3  # why not fewer calls
