@@ -134,14 +134,13 @@ class Runner:
 
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
-        if variant == "main":
-            if variant not in self.models:
-                self.models[variant] = self._build(variant)
-        else:  # a probe call: a fresh model from the candidate's one import, built and run in the call's mode
-            module = self._probe_module(variant)
+        if variant in probes.PASSES:  # a probe call: a fresh model from the candidate's one import, built and run
+            module = self._probe_module(variant)  # in the call's mode
             if self.instruments is not None:
                 self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
             self.models[variant] = self._instantiate(module)
+        elif variant not in self.models:  # the candidate (the reference's calibration copy is built by calibrate)
+            self.models[variant] = self._build(variant)
         specs = [CallSpec.from_dict(c) for c in req["calls"]]
         if req.get("lazy"):  # made call by call in `go`, as the judge's own rounds do
             inputs = rounds.LazyInputs(self.problem, specs, self.device)
