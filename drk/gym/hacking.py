@@ -3,9 +3,9 @@
 Three instruments, installed before the candidate is imported:
 
 * :class:`LaunchRecorder` wraps Triton's launch path (``JITFunction.run`` and the interpreter's
-  ``InterpretedFunction.run``) to count launches of kernels defined in the candidate's own file, per pass, to
-  record launches that raised (a try/except fallback to torch), and, in the probe runner, to disable those
-  launches (``disabled``: the judge's ``noop`` and ``raise`` probes, :mod:`drk.gym.probes`).
+  ``InterpretedFunction.run``) to count launches of the candidate's own kernels (:meth:`LaunchRecorder._identify`),
+  per pass, to record launches that raised (a try/except fallback to torch), and, in the probe runner, to disable
+  those launches (``disabled``: the judge's ``noop`` and ``raise`` probe calls, :mod:`drk.gym.probes`).
 * :class:`TrustSnapshot` records the identity of every function of torch, triton, time and the reference's
   modules; any later difference means the candidate replaced or wrapped one (``tamper``).
 * :class:`Tripwires` replace frame and garbage-collector introspection (and ``torch.compile``) with wrappers that

@@ -135,7 +135,7 @@ class Runner:
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
         if variant in probes.PASSES:  # a probe call: a fresh model from the candidate's one import, built and run
-            module = self._probe_module(variant)  # in the call's mode
+            module = self._probe_module()  # in the call's mode
             if self.instruments is not None:
                 self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
             self.models[variant] = self._instantiate(module)
@@ -228,12 +228,12 @@ class Runner:
             raise RuntimeError("a probe runner builds its models with _probe_module")
         return self._instantiate(self._import_candidate())
 
-    def _probe_module(self, variant: str) -> types.ModuleType:
+    def _probe_module(self) -> types.ModuleType:
         """(probe runner only) The candidate, imported once, with every launch enabled as in the real run: the same
         source as the same module from the same file, alone in its directory. Each probe call then builds a fresh
         model from it in the call's own mode (:attr:`LaunchRecorder.disabled`), in an order only the judge knows.
         A module imported once per variant could count its imports and tell the later ones apart."""
-        if not self.variants_as_main or variant not in probes.PASSES:
+        if not self.variants_as_main:
             raise RuntimeError("this runner runs the candidate itself, not its probe calls")
         if self.probe_module is None:
             _write_sources(self.load_args["candidate_dir"],
