@@ -26,7 +26,8 @@ class EvalConfig:
     warmup: int = 10
     #: Timed calls of each model (GPU); interleaved reference/candidate.
     timing_trials: int = 100
-    #: Wall-clock limit for the whole evaluation of one candidate, child process included.
+    #: Wall-clock limit for the candidate: from the moment its code is given to its runner to the verdict, all its
+    #: processes included. The judge's own work before (the reference, a runner's start-up) is not counted.
     timeout_s: float = 180.0
     #: ``"eager"`` times the PyTorch reference as written; ``"compile"`` times ``torch.compile(reference)``
     #: (Table 2 of the paper). Correctness is always checked against eager outputs.

@@ -12,6 +12,7 @@ from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
 from drk.gym.isolation import IsolationUnavailable, available_level
+from drk.gym.judge import BEFORE_CANDIDATE_S, PROBE_START_GRACE_S
 from drk.gym.judges import shared_judges
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
@@ -112,9 +113,8 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     }
 
     try:
-        # The judge answers within timeout_s for the candidate; the margin is for the reference and start-up.
         outcome = shared_judges().run(kind, gpu_index, payload, timing_lock, [runner.handle],
-                                      2 * config.timeout_s + 120, more_runner=probe_runner)
+                                      judge_limit_s(config), more_runner=probe_runner)
     finally:
         judged = time.monotonic()
         for process in (runner, *probe_runners):  # whatever the judge did: the candidate's processes never
@@ -126,6 +126,13 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
                       "teardown": round(time.monotonic() - judged, 4)}
     result.feedback = make_feedback(result)
     return result
+
+
+def judge_limit_s(config: EvalConfig) -> float:
+    """The longest a judge may take before it is replaced: its own stages before the candidate (``timeout_s`` +
+    :data:`~drk.gym.judge.BEFORE_CANDIDATE_S`), the candidate's ``timeout_s``, a probe runner's start-up grace
+    (:data:`~drk.gym.judge.PROBE_START_GRACE_S`) and a minute for its answer."""
+    return 2 * config.timeout_s + BEFORE_CANDIDATE_S + PROBE_START_GRACE_S + 60.0
 
 
 def decided_without_judge(problem: Problem, candidate_src: str, config: EvalConfig | None = None,

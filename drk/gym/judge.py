@@ -105,6 +105,11 @@ MAX_KERNEL_MS = 1e6
 #: than a 10 s limit); see ``Session._probe_runner``. A job's payload may set ``probe_start_grace_s`` (tests).
 PROBE_START_GRACE_S = 60.0
 
+#: Seconds the judge's own work before the candidate's code is given (the reference, the runner's start-up, the
+#: calibration) may take beyond ``timeout_s``; none of it is the candidate's time (its clock starts at ``import``).
+#: Past it the runner "did not start in time": drk's failure, uncharged.
+BEFORE_CANDIDATE_S = 60.0
+
 #: The longest a request to a runner holds the GPU lock shared before its answer starts (see RunnerProcess.request).
 SHARED_HOLD_S = 2.0
 
@@ -303,9 +308,9 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         workdir = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else None
         inside_dir = workdir or isolation.CANDIDATE_DIR
         inside = f"{inside_dir}/candidate.py"  # where both runners write what they import
-        # one time limit for all the candidate's processes: a probe that runs out of it is the candidate's timeout
-        # (a probe limit of its own, read as "the kernels mattered", let a slow import hide a decoy)
-        deadline = time.monotonic() + cfg.timeout_s
+        # the judge's own stages (reference, runner start-up, calibration) are bounded here; the candidate's one
+        # time limit for all its processes starts when its code is given (Session.start_candidate_clock)
+        deadline = time.monotonic() + cfg.timeout_s + BEFORE_CANDIDATE_S
         runner = RunnerProcess(handle, deadline, max_blob_bytes=cfg.max_output_bytes)
         if probe_handle is not None:
             probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
@@ -596,6 +601,7 @@ class Session:
         self.reporter.stage("runner_start")  # stage_s shows any wait for a runner that was not warm yet
         self.runner.await_hello()
         self.calibration = self.calibrate()
+        self.start_candidate_clock()
         self._stage("import")
         self._load(self.runner, build_main=True)
         self._stage("correctness")
@@ -623,6 +629,16 @@ class Session:
             raise Verdict("hacked", _hack_message(out["hack_reasons"]), **out)
         out["status"] = "correct"
         return out
+
+    def start_candidate_clock(self) -> None:
+        """The candidate's ``timeout_s`` starts now, as its code is given to its runner: one limit for all its
+        processes (a probe that runs out of it is its ``timeout``; a probe limit of its own, read as "the kernels
+        mattered", let a slow import hide a decoy). The judge's work before (the reference, the runner's start-up
+        on a busy host, the calibration) is not the candidate's: counted, a segfaulting candidate whose runner
+        started slowly was judged ``timeout`` (CI, 2026-12-02)."""
+        self.runner.deadline = time.monotonic() + self.cfg.timeout_s
+        if self.probe_runner is not None:
+            self.probe_runner.deadline = self.runner.deadline
 
     def _load(self, runner: RunnerProcess, build_main: bool) -> None:
         """Send the problem and the candidate's sources (``build_main=False``: only its probe variants are built)."""

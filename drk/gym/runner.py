@@ -148,9 +148,13 @@ class Runner:
             inputs = [rounds.make_inputs(self.problem, spec, self.device) for spec in specs]
         if req.get("in_place") and self.prepared is not None and not req.get("lazy"):
             inputs = [_refill(old, new) for old, new in zip(self.prepared[1], inputs)] + inputs[len(self.prepared[1]):]
+        # the last round's outputs are released before the poison: freed after it, their blocks (right answers for
+        # these very inputs when a probe call repeats a call) came back unpoisoned to a kernel that wrote nothing
+        # (attack_content_cache, its noop call right: ``hacked``, 1 evaluation in 6 on CPU)
+        self.last_outputs = []
+        self.prepared = None
         if req.get("poison_numel"):
             _poison(self.device, int(req["poison_numel"]))
-        self.last_outputs = []
         self.prepared = (variant, inputs, [s.mode for s in specs], int(req["digest_seed"]))
         if self.instruments is not None:
             self.instruments[0].current_pass = variant if variant != "main" else "round"

@@ -215,6 +215,53 @@ def test_waiting_for_the_probe_runner_is_not_the_candidates_time():
     assert outcome.stage_s["probe_runner"] >= 8.0
 
 
+def _late_hello(handle, delay_s: float, threads: list):
+    """``handle`` seen through a relay that holds the runner's first words (its hello) back ``delay_s``: a runner
+    whose start-up was slow (a 2-core host busy starting spares)."""
+    import dataclasses
+    import threading
+
+    read_end, write_end = os.pipe()
+
+    def relay():
+        time.sleep(delay_s)
+        while chunk := os.read(handle.from_runner, 1 << 16):
+            os.write(write_end, chunk)
+        os.close(write_end)
+
+    threads.append(threading.Thread(target=relay, daemon=True))
+    threads[-1].start()
+    return dataclasses.replace(handle, from_runner=read_end), read_end
+
+
+def test_the_runners_start_up_is_not_the_candidates_time():
+    """The candidate's clock starts when its runner is given its code: a runner slow to start (CI: a segfaulting
+    candidate judged ``timeout`` because its runner's start-up had used most of a 10 s limit) leaves the candidate
+    all of ``timeout_s``."""
+    from drk.gym.warm import shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runners = [shared_runners().take("cpu", 0, level)]
+    threads: list = []
+    late, read_end = _late_hello(runners[0].handle, 10.0, threads)
+
+    def probe_runner():
+        runners.append(shared_runners().take("cpu", 0, level, profiler=False))
+        return runners[-1].handle
+
+    try:
+        outcome = servers.run("cpu", 0, _payload(example_candidate("good"), timeout_s=6), None, [late], 120,
+                              more_runner=probe_runner)
+    finally:
+        for runner in runners:
+            runner.kill()
+        servers.close()
+        os.close(read_end)
+    assert outcome.stage_s["runner_start"] >= 6.0  # the hello came after the candidate's whole limit
+    assert outcome.result.get("status") == "correct", outcome.result
+
+
 def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escape():
     """The probe runner starts while the candidate's processes run (they can load the host): its start-up is not
     the candidate's time only up to a grace (60 s; 2 s here); past it the evaluation is the candidate's

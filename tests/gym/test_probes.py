@@ -113,3 +113,52 @@ def test_a_decoy_that_knows_its_process_but_not_the_call_rarely_guesses_the_prob
     per_pass = best_guess_per_pass(PROBE_CALLS)
     assert per_pass == pytest.approx(0.1) and per_pass ** 2 == pytest.approx(0.01)
     assert best_guess_per_pass({"control": 1, "noop": 1, "raise": 1}) > 0.3  # why not fewer calls
+
+
+def _probe_round_digests(candidate: str, calls: list[tuple[str, int]]) -> list:
+    """The output digests of one-call rounds ``(variant, seed)`` in a probe runner, in order, as the judge asks
+    for them (``prepare`` with the allocator poisoned for relu2's 4096-element output, then ``go``)."""
+    import tempfile
+    import time
+
+    from drk.examples import example_problem
+    from drk.gym import isolation
+    from drk.gym.judge import RunnerProcess
+    from drk.gym.rounds import CallSpec
+    from drk.gym.warm import shared_runners
+
+    level = isolation.available_level("auto").level
+    started = shared_runners().take("cpu", 0, level, profiler=False)
+    try:
+        runner = RunnerProcess(started.handle, time.monotonic() + 120, max_blob_bytes=2**24)
+        problem = example_problem("relu2")
+        inside = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else isolation.CANDIDATE_DIR
+        runner.await_hello()
+        loaded, _ = runner.request({"op": "load", "problem_source": problem.source, "problem_name": problem.name,
+                                    "device": "cpu", "gpu_index": 0, "seed": 0, "build_main": False,
+                                    "candidate_dir": inside, "candidate_path": inside + "/candidate.py",
+                                    "candidate_source": candidate, "flush_mb": 0})
+        assert loaded.get("ok"), loaded
+        digests = []
+        for variant, seed in calls:
+            runner.request({"op": "prepare", "variant": variant, "calls": [CallSpec(seed, "eval").to_dict()],
+                            "digest_seed": 7, "poison_numel": 4096, "lazy": False})
+            answer, _ = runner.request({"op": "go"})
+            assert "outputs" in answer, answer
+            digests.append(answer["outputs"][0])
+        return digests
+    finally:
+        started.kill()
+
+
+def test_a_disabled_call_never_finds_the_last_calls_answer_in_freed_memory():
+    """A noop call right after a control call on the same inputs: the control call's output, freed only after the
+    allocator was poisoned, came back unpoisoned as the buffer of a kernel that wrote nothing, and the disabled call
+    was right (``attack_content_cache`` judged ``hacked``/no_effect in 1 evaluation in 6 on CPU, CI 2026-12-02)."""
+    from drk.examples import example_candidate
+
+    seeds = range(11, 17)
+    for name in ("attack_content_cache", "good"):
+        digests = _probe_round_digests(example_candidate(name), [(v, seed) for seed in seeds for v in ("control", "noop")])
+        stale = [seed for seed, control, noop in zip(seeds, digests[::2], digests[1::2]) if noop == control]
+        assert not stale, f"{name}: the disabled call gave the control call's answer (seeds {stale})"
