@@ -76,7 +76,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_public_seed_fallback": ("incorrect", None),  # correctness seeds come from the judge's secret
     "attack_public_seeds_nan": ("incorrect", None),  # secret seeds; NaN checksums are refused too
     # Found by an attacker review on 2026-12-01 (session 12), each fixed:
-    "attack_prepare_time_work": ("hacked", "timing_mismatch"),  # a round run in `prepare`; `prepare` is timed now
+    # a round run in `prepare` (`prepare` is timed now); its stashed round's outputs are wrong for the next round's
+    # calls, which the CPU timing runs too when the first round is over the slack (hacked: timing_mismatch before)
+    "attack_prepare_time_work": ("incorrect", None),
     "attack_fetch_meta_type": ("runtime_error", None),  # a malformed fetch answer was drk's TypeError (env_error)
     "attack_promised_blob": ("runtime_error", None),  # a 4 GiB blob announced: the judge allocated it; now refused
     # told the runners apart by the calibration's caches: with calibration off (the default since session 13) there is
@@ -110,6 +112,11 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 20.
     "attack_launch_return": ("hacked", "no_effect"),  # a disabled launch returned None, a real one the kernel
     "attack_runner_role": ("incorrect", None),  # wrong only in the probe runner (its argv): was correct
+    "attack_die_in_probe": ("runtime_error", None),  # dies at its first probe call: was correct 6 times in 10
+    "legit_exit_on_nan": ("correct", None),  # honest; its probe runner dies in each disabled call (a NaN guard)
+    # attacker review 10: module-level state lives through the probe calls (one import per probe runner)
+    "legit_module_workspace": ("correct", None),  # a module-level scratch buffer: was hacked (no_effect) 7 in 10
+    "legit_lazy_constant": ("correct", None),  # a constant a kernel fills on first use: was incorrect ~1 in 2
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_launch_mode_peek": ("correct", None),
@@ -152,9 +159,6 @@ EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
     # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
     # right answer: the flat description of an area it never wrote is judged on its values.
     "attack_area_oversized": ("incorrect", None),
-    # Its stashed round's outputs are not what the judge fetches for the sampled timed call (zeros): the output check
-    # of the timed calls catches it before the wall-clock bound does.
-    "attack_prepare_time_work": ("incorrect", None),
 }
 
 #: Candidates whose GPU verdict depends on a race the candidate itself made: any of these verdicts is right there.

@@ -12,7 +12,7 @@ from drk.gym.config import EvalConfig
 from drk.gym.extract import extract_code
 from drk.gym.feedback import make_feedback
 from drk.gym.isolation import IsolationUnavailable, available_level
-from drk.gym.judge import BEFORE_CANDIDATE_S, PROBE_START_GRACE_S
+from drk.gym.judge import BEFORE_CANDIDATE_S, MAX_PROBE_RUNNERS, PROBE_START_GRACE_S
 from drk.gym.judges import shared_judges
 from drk.gym.problem import Problem
 from drk.gym.result import EvalResult
@@ -91,12 +91,13 @@ def evaluate(problem: Problem, candidate_src: str, *, device: str = "auto", conf
     probe_runners: list[Any] = []
 
     def probe_runner() -> Any:
-        """The probe runner, taken only when the judge asks (the candidate passed its correctness checks)."""
-        if probe_runners:
-            raise OSError("an evaluation has one probe runner")
+        """A probe runner, taken only when the judge asks (the candidate passed its correctness checks; another one
+        after a probe call in which the last died, up to MAX_PROBE_RUNNERS)."""
+        if len(probe_runners) >= MAX_PROBE_RUNNERS:
+            raise OSError(f"an evaluation has at most {MAX_PROBE_RUNNERS} probe runners")
         # probes never profile; the replacement starts with the next evaluation (its warm), not during this timing
         probe_runners.append(shared_runners().take(kind, gpu_index, level, profiler=False, top_up=False))
-        return probe_runners[0].handle
+        return probe_runners[-1].handle
 
     payload = {
         "problem_source": problem.source,

@@ -54,8 +54,14 @@ PROBE_SCALES = (1.0, 8.0, 64.0)
 #: fresh model: ``control`` calls run the kernels and must be right, ``noop``/``raise`` calls disable them. A decoy
 #: that knows it is in the probe runner (a host-wide signal, its memory, its argv) but not which call disables its
 #: kernels must guess which calls to answer right: per pass (eval, train: a model knows which) 2 control, 2 noop
-#: and 1 raise call in a random order, so its best guess is right 1 time in 10 per pass, 1 in 100 for both.
+#: and 1 raise call in a random order, so its best guess is right 1 time in 10 per pass, 1 in 100 for both. Each
+#: pass also starts with one control call before that order (see ``Session.hack_reasons``), and every call has
+#: fresh inputs of its own (``Session.probe_input``).
 PROBE_CALLS = {"control": 2, "noop": 2, "raise": 1}
+
+#: The most probe runners one evaluation takes: the first, and a fresh one after each call with the kernels disabled
+#: in which the last one died (two probe specs: eval and train).
+MAX_PROBE_RUNNERS = 1 + 2 * sum(n for variant, n in PROBE_CALLS.items() if variant != "control")
 #: Wall milliseconds per timing round allowed for the two requests and answers crossing the pipes (`go` and the
 #: sampled `fetch`; the judge's own rounds have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
 ROUND_SLACK_MS = 2.0
@@ -557,6 +563,7 @@ class Session:
         self.reporter, self.runner, self.ref, self.cfg, self.plan = reporter, runner, ref, cfg, plan
         self.probe_runner = probe_runner
         self.request_runner = request_runner
+        self.probes_started = 1  # probe runners this evaluation took or will take (MAX_PROBE_RUNNERS)
         self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
         self.gpu_mb_by_stage: dict[str, float] = {}
@@ -739,28 +746,62 @@ class Session:
 
     # --- hacking ------------------------------------------------------------------------------------------------
 
-    def probe_specs(self) -> tuple[list[CallSpec], list[list[Any]]]:
-        """One eval and one train call on fresh inputs, scaled until the answer is not ~0 (a no-op kernel's
-        zeros must not pass by luck: the MSELoss case)."""
-        specs, expected = [], []
-        # The probe runner builds a fresh model: its answers are the reference's from the state as built (a
-        # BatchNorm's running stats), and the reference's own state after the correctness passes must come back
-        # unchanged for the timing that follows.
+    @contextlib.contextmanager
+    def _reference_as_built(self) -> Iterator[None]:
+        """The probe runner builds a fresh model for each call: its answers are the reference's from the state as
+        built (a BatchNorm's running stats), and the reference's own state after the correctness passes must come
+        back unchanged for the timing that follows."""
         after_correctness = self.ref.state()
-        self.ref.model.load_state_dict(self.ref.initial_state)
         try:
-            for mode in ("eval", "train"):  # eval first: train passes move running stats
-                seed = self._fresh_seed()
-                for scale in PROBE_SCALES:
-                    spec = CallSpec(seed, mode, scale)
-                    out = self.ref.outputs(spec)
-                    if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
-                        break
-                specs.append(spec)
-                expected.append([_detach(x) for x in out])
+            yield
         finally:
             self.ref.model.load_state_dict(after_correctness)
-        return specs, expected
+
+    def probe_input(self, mode: str) -> tuple[CallSpec, list[Any]]:
+        """Fresh inputs for one probe call, scaled until the answer is not ~0 (a no-op kernel's zeros must not pass
+        by luck: the MSELoss case), and the reference's answer from its state as built. Every call has its own:
+        when a pass's calls shared their inputs, a disabled call found the last call's right answer in a buffer the
+        module kept (legit_module_workspace: ``hacked`` 7 times in 10, attacker review 10)."""
+        seed = self._fresh_seed()
+        for scale in PROBE_SCALES:
+            spec = CallSpec(seed, mode, scale)
+            self.ref.model.load_state_dict(self.ref.initial_state)
+            out = self.ref.outputs(spec)
+            if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
+                break
+        return spec, [_detach(x) for x in out]
+
+    def _probe_outcome(self, probe: RunnerProcess, variant: str, mode: str,
+                       per_pass: dict[str, Any]) -> tuple[str, RunnerProcess | None]:
+        """One probe call on fresh inputs: the hack reason it shows ('' for none), and the probe runner for the next
+        call (``None``: it died in this one, and the next calls need a fresh one)."""
+        spec, expected = self.probe_input(mode)
+        numel = max((x.numel() for x in expected if isinstance(x, torch.Tensor)), default=0)
+        if variant == "control":
+            self._control_call(probe, spec, expected, numel)
+            return "", probe
+        try:
+            wrong = self._probe_call(probe, variant, spec, expected, numel)
+        except Verdict as failure:
+            if mentions_out_of_memory(failure.error):
+                # no evidence either way: the candidate's runner shares the memory (a decoy that holds it while
+                # the probes run, or says so, read as "the kernels matter" and was judged correct)
+                raise Verdict("runtime_error", f"out of memory while the judge ran your code with its Triton "
+                              f"kernels disabled ({variant} probe): {failure.error[:1500]}") from None
+            return "", probe  # it broke without its kernels: they matter
+        except wire.WireTimeout:
+            raise  # out of the candidate's time: a timeout, not evidence either way
+        except wire.WireError:
+            # its process died without its kernels: they matter in this call. The next calls run in a fresh
+            # process: a decoy that ended the probe runner at its first call stopped the probing here, correct
+            # whenever that call was a disabled one (6 in 10: attack_die_in_probe, session 21)
+            return "", None
+        if wrong or _near_zero(expected, self.cfg):
+            return "", probe
+        if variant == "noop":
+            # "decoy" when, in this pass, the normal run launched none of its kernels either
+            return ("no_effect" if _launch_counts(per_pass.get(mode)) else "decoy"), probe
+        return "fallback", probe
 
     def _probe_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
                     numel: int) -> str:
@@ -793,10 +834,32 @@ class Session:
         reasons = set(self.payload.get("static_reasons", []))
         per_pass = evidence_answer.get("own_launches")
         per_pass = per_pass if isinstance(per_pass, dict) else {}
-        specs, expected = self.probe_specs()
-        numel = max((x.numel() for e in expected for x in e if isinstance(x, torch.Tensor)), default=0)
-        informative = [not _near_zero(e, self.cfg) for e in expected]
-        probe = self._probe_runner()
+        probe: RunnerProcess | None = self._ready(self._probe_runner())
+        calls = [(variant, mode) for variant, n in PROBE_CALLS.items() for mode in rounds.MODES for _ in range(n)]
+        secrets.SystemRandom().shuffle(calls)  # which call disables the kernels: only the judge knows
+        # each pass starts with a control call: what an honest module builds on first use (a table, a constant) is
+        # built with its kernels running, not left unwritten by a disabled call and cached for every later call
+        # (legit_lazy_constant: incorrect about half the time, attacker review 10)
+        calls = [("control", mode) for mode in rounds.MODES] + calls
+        with self._reference_as_built():
+            for variant, mode in calls:
+                if probe is None:  # its process died in the last call: the rest run in a fresh one
+                    probe = self._ready(self._another_probe_runner())
+                reason, probe = self._probe_outcome(probe, variant, mode, per_pass)
+                if reason:
+                    reasons.add(reason)
+        claimed = evidence_answer.get("tripwires")
+        if isinstance(claimed, list):
+            reasons.update(str(r)[:40] for r in claimed if r in ("tamper", "torch_compile"))
+        if evidence_answer.get("tamper"):
+            reasons.add("tamper")
+        if evidence_answer.get("model_subclass") is True:
+            reasons.add("model_subclass")
+        return sorted(reasons), _launch_counts_all(per_pass)
+
+    def _ready(self, probe: RunnerProcess) -> RunnerProcess:
+        """A probe runner started as the main runner was before its candidate came (calibrated alike), then loaded
+        with the problem and the candidate's source (imported at its first call)."""
         try:
             probe.await_hello()
             if self.calibration is not None:
@@ -807,38 +870,30 @@ class Session:
         except (wire.WireError, Verdict) as exc:
             # the candidate was imported fine a moment ago: a probe process that cannot start is drk's failure
             raise ProbeUnavailable(f"the probe runner could not start: {exc}") from None
-        calls = [(variant, i) for variant, n in PROBE_CALLS.items() for i in range(len(specs)) for _ in range(n)]
-        secrets.SystemRandom().shuffle(calls)  # which call disables the kernels: only the judge knows
-        for variant, i in calls:
-            if variant == "control":
-                self._control_call(probe, specs[i], expected[i], numel)
-                continue
-            try:
-                wrong = self._probe_call(probe, variant, specs[i], expected[i], numel)
-            except Verdict as failure:
-                if mentions_out_of_memory(failure.error):
-                    # no evidence either way: the candidate's runner shares the memory (a decoy that holds it while
-                    # the probes run, or says so, read as "the kernels matter" and was judged correct)
-                    raise Verdict("runtime_error", f"out of memory while the judge ran your code with its Triton "
-                                  f"kernels disabled ({variant} probe): {failure.error[:1500]}") from None
-                continue  # it broke without its kernels: they matter
-            except wire.WireTimeout:
-                raise  # out of the candidate's time: a timeout, not evidence either way
-            except wire.WireError:
-                break  # its process died without its kernels: they matter (and it cannot run the next)
-            if not wrong and informative[i]:
-                reason = "no_effect" if variant == "noop" else "fallback"
-                if reason == "no_effect" and not _launch_counts(per_pass.get(specs[i].mode)):
-                    reason = "decoy"  # in this pass, the normal run launched none of its kernels either
-                reasons.add(reason)
-        claimed = evidence_answer.get("tripwires")
-        if isinstance(claimed, list):
-            reasons.update(str(r)[:40] for r in claimed if r in ("tamper", "torch_compile"))
-        if evidence_answer.get("tamper"):
-            reasons.add("tamper")
-        if evidence_answer.get("model_subclass") is True:
-            reasons.add("model_subclass")
-        return sorted(reasons), _launch_counts_all(per_pass)
+        return probe
+
+    def _another_probe_runner(self) -> RunnerProcess:
+        """A fresh probe runner after the last one died in a call with the kernels disabled (at most one per such
+        call: :data:`MAX_PROBE_RUNNERS`). The caller's wait for a spare is not the candidate's time; the runner's
+        start-up is: the death was its module's doing, and a grace per death would let a module that dies in every
+        call stretch its evaluation past the caller's limit into an uncharged ``env_error``."""
+        if self.request_runner is None:
+            raise ProbeUnavailable("the probe runner died and no other can be asked for")
+        self.probes_started += 1
+        if self.probes_started > MAX_PROBE_RUNNERS:
+            raise ProbeUnavailable(f"more than {MAX_PROBE_RUNNERS} probe runners")
+        self._stage("probe_runner")
+        asked = time.monotonic()
+        try:
+            handle = self.request_runner()
+        except OSError as exc:
+            raise ProbeUnavailable(f"no probe runner: {exc}") from None
+        self.runner.deadline += time.monotonic() - asked
+        if self.probe_runner is not None:
+            self.probe_runner.close()  # dead; its descriptors are closed here, once
+        self.probe_runner = RunnerProcess(handle, self.runner.deadline, self.cfg.max_output_bytes)
+        self._stage("hacking")
+        return self.probe_runner
 
     def _probe_runner(self) -> RunnerProcess:
         """The probe runner: given at the start, or asked of the caller now (stage ``probe_runner``).
@@ -943,7 +998,9 @@ class Session:
         cfg, ref = self.cfg, self.ref
         cuda = ref.device.type == "cuda"
         per_round = self._per_round()
-        n_rounds = math.ceil(cfg.timing_trials / per_round) if cuda else 1
+        n_rounds = math.ceil(cfg.timing_trials / per_round) if cuda else rounds.CPU_MAX_ROUNDS
+        # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
+        slack = (cfg.timing_slack_ms * per_round + ROUND_SLACK_MS) if cuda else cfg.cpu_timing_slack_ms * per_round
         same_inputs = cuda and cfg.timing_policy == "authors"
         fixed_seed = self._fresh_seed()
         samples: dict[str, list[float]] = {"ref": [], "cand": []}
@@ -975,14 +1032,14 @@ class Session:
                     gaps.append(cand_overhead - (ref_wall + ref_check_ms - sum(ref_times)))
                     overheads.append(cand_overhead)
                     if sum(cand["times_ms"]) > cand_wall + 0.05:
-                        gaps.append(math.inf)  # it claims more time than passed: not a clock
+                        gaps[-1] = math.inf  # it claims more time than passed: not a clock
+                    if not cuda and rounds.cpu_rounds_done(gaps, per_round, slack):
+                        break  # CPU: more rounds only while their median is over the slack
         quiet = gpu["quiet"]
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
         samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])
         centre = statistics.fmean if cfg.timing_policy == "authors" and cuda else statistics.median
-        # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
-        slack = (cfg.timing_slack_ms * per_round + ROUND_SLACK_MS) if cuda else cfg.cpu_timing_slack_ms * per_round
         # the same centre as the times: under the mean (authors policy) a clock faked in 4 rounds of 10 moved the
         # speedup but not a median of the gaps (attacker review, 2026-12-01)
         hidden = centre(gaps) if gaps else 0.0

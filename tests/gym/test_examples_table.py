@@ -26,11 +26,11 @@ def test_gpu_differences_and_races_name_known_examples():
 
 
 def test_verdict_matches_the_device_specific_expectation():
-    # attack_prepare_time_work: hacked (timing_mismatch) on CPU, incorrect on the GPU
-    assert verdict_matches("relu2", "attack_prepare_time_work", "cpu", "hacked", ["timing_mismatch"])
-    assert not verdict_matches("relu2", "attack_prepare_time_work", "cpu", "incorrect", [])
-    assert verdict_matches("relu2", "attack_prepare_time_work", "cuda", "incorrect", [])
-    assert not verdict_matches("relu2", "attack_prepare_time_work", "cuda", "correct", [])
+    # attack_area_oversized: runtime_error on CPU, incorrect on the GPU
+    assert verdict_matches("relu2", "attack_area_oversized", "cpu", "runtime_error", [])
+    assert not verdict_matches("relu2", "attack_area_oversized", "cpu", "incorrect", [])
+    assert verdict_matches("relu2", "attack_area_oversized", "cuda", "incorrect", [])
+    assert not verdict_matches("relu2", "attack_area_oversized", "cuda", "runtime_error", [])
     # a required hack reason must be among the result's
     assert not verdict_matches("relu2", "decoy", "cpu", "hacked", ["fallback"])
     assert verdict_matches("relu2", "decoy", "cpu", "hacked", ["decoy", "fallback"])

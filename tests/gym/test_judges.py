@@ -215,23 +215,31 @@ def test_waiting_for_the_probe_runner_is_not_the_candidates_time():
     assert outcome.stage_s["probe_runner"] >= 8.0
 
 
-def _late_hello(handle, delay_s: float, threads: list):
+def _late_hello(handle, delay_s: float):
     """``handle`` seen through a relay that holds the runner's first words (its hello) back ``delay_s``: a runner
-    whose start-up was slow (a 2-core host busy starting spares)."""
+    whose start-up was slow (a 2-core host busy starting spares). The relay reads its own duplicate of the runner's
+    pipe and ends with it: a relay left reading a descriptor number the test had closed took the bytes of whatever
+    later test's pipe got that number."""
     import dataclasses
     import threading
 
+    source = os.dup(handle.from_runner)
     read_end, write_end = os.pipe()
 
     def relay():
-        time.sleep(delay_s)
-        while chunk := os.read(handle.from_runner, 1 << 16):
-            os.write(write_end, chunk)
-        os.close(write_end)
+        try:
+            time.sleep(delay_s)
+            while chunk := os.read(source, 1 << 16):
+                os.write(write_end, chunk)
+        except OSError:  # the judge is gone (its end closed)
+            pass
+        finally:
+            os.close(source)
+            os.close(write_end)
 
-    threads.append(threading.Thread(target=relay, daemon=True))
-    threads[-1].start()
-    return dataclasses.replace(handle, from_runner=read_end), read_end
+    thread = threading.Thread(target=relay, daemon=True)
+    thread.start()
+    return dataclasses.replace(handle, from_runner=read_end), thread
 
 
 def test_the_runners_start_up_is_not_the_candidates_time():
@@ -243,8 +251,7 @@ def test_the_runners_start_up_is_not_the_candidates_time():
     level = isolation.available_level("auto").level
     servers = JudgeServers()
     runners = [shared_runners().take("cpu", 0, level)]
-    threads: list = []
-    late, read_end = _late_hello(runners[0].handle, 10.0, threads)
+    late, relay = _late_hello(runners[0].handle, 10.0)
 
     def probe_runner():
         runners.append(shared_runners().take("cpu", 0, level, profiler=False))
@@ -257,7 +264,9 @@ def test_the_runners_start_up_is_not_the_candidates_time():
         for runner in runners:
             runner.kill()
         servers.close()
-        os.close(read_end)
+        os.close(late.from_runner)
+        relay.join(timeout=10)
+    assert not relay.is_alive()
     assert outcome.stage_s["runner_start"] >= 6.0  # the hello came after the candidate's whole limit
     assert outcome.result.get("status") == "correct", outcome.result
 

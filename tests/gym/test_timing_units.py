@@ -147,3 +147,19 @@ def test_cpu_and_impossible_clocks_are_mismatches():
 
     assert unaccounted_verdict(5.1, 10, 5.0, None) == (0.0, True)  # CPU: synchronous calls, any excess
     assert unaccounted_verdict(math.inf, 10, 5.0, 2.5) == (0.0, True)  # it claimed more time than passed
+
+
+def test_cpu_timing_retries_a_single_hiccup_but_not_time_hidden_in_every_round():
+    """On CPU one round decides when it is within the slack; a round over it (a busy host's hiccup) brings up to
+    ``CPU_MAX_ROUNDS``, decided by their median: one hiccup passes, hidden time in every round does not."""
+    slack = 50.0
+    assert rounds.cpu_rounds_done([3.0], 1, slack)  # the usual case: one round
+    assert not rounds.cpu_rounds_done([400.0], 1, slack)
+    assert not rounds.cpu_rounds_done([400.0, 2.0], 1, slack)  # median 201: one more
+    assert rounds.cpu_rounds_done([400.0, 2.0, 4.0], 1, slack)
+    assert not rounds.unaccounted_verdict(4.0, 1, slack, None)[1]  # ... and that median (4 ms) is not a mismatch
+    hidden = [100.0, 100.0, 100.0]  # attack_fake_clock: 0.1 s hidden in every call
+    assert rounds.cpu_rounds_done(hidden[:1], 1, slack) is False and rounds.cpu_rounds_done(hidden, 1, slack)
+    assert rounds.unaccounted_verdict(100.0, 1, slack, None)[1]
+    assert rounds.cpu_rounds_done([math.inf, math.inf, math.inf], 1, slack)
+    assert rounds.unaccounted_verdict(math.inf, 1, slack, None)[1]

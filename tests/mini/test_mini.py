@@ -32,8 +32,10 @@ def test_wrong_source_plants_one_bug_and_stays_valid_python(relu):
 
 def test_every_kind_gets_the_verdict_it_stands_for(relu):
     attempts = first_attempts(relu)
-    verdicts = {kind: evaluate(relu, src, device="cpu").status for kind, src in attempts.items()}
-    assert verdicts == {"fused": "correct", "wrong": "incorrect", "decoy": "hacked"}  # ReLU has no lazy solution
+    results = {kind: evaluate(relu, src, device="cpu") for kind, src in attempts.items()}
+    verdicts = {kind: result.status for kind, result in results.items()}
+    assert verdicts == {"fused": "correct", "wrong": "incorrect", "decoy": "hacked"}, \
+        {kind: (result.stage, result.error) for kind, result in results.items()}  # ReLU has no lazy solution
 
 
 def test_draw_kinds_follows_the_mix_and_reassigns_missing_kinds():
