@@ -877,11 +877,21 @@ class Session:
         call: :data:`MAX_PROBE_RUNNERS`). The caller's wait for a spare is not the candidate's time; the runner's
         start-up is: the death was its module's doing, and a grace per death would let a module that dies in every
         call stretch its evaluation past the caller's limit into an uncharged ``env_error``."""
-        if self.request_runner is None:
-            raise ProbeUnavailable("the probe runner died and no other can be asked for")
         self.probes_started += 1
         if self.probes_started > MAX_PROBE_RUNNERS:
             raise ProbeUnavailable(f"more than {MAX_PROBE_RUNNERS} probe runners")
+        handle = self._runner_from_caller()
+        if self.probe_runner is not None:
+            self.probe_runner.close()  # dead; its descriptors are closed here, once
+        self.probe_runner = RunnerProcess(handle, self.runner.deadline, self.cfg.max_output_bytes)
+        self._stage("hacking")
+        return self.probe_runner
+
+    def _runner_from_caller(self) -> Any:
+        """A runner's handle asked of the caller (stage ``probe_runner``); the wait for it moves the candidate's
+        deadline (a spare short under load is the environment's time). None to be had: :class:`ProbeUnavailable`."""
+        if self.request_runner is None:
+            raise ProbeUnavailable("no probe runner was given and none can be asked for")
         self._stage("probe_runner")
         asked = time.monotonic()
         try:
@@ -889,11 +899,7 @@ class Session:
         except OSError as exc:
             raise ProbeUnavailable(f"no probe runner: {exc}") from None
         self.runner.deadline += time.monotonic() - asked
-        if self.probe_runner is not None:
-            self.probe_runner.close()  # dead; its descriptors are closed here, once
-        self.probe_runner = RunnerProcess(handle, self.runner.deadline, self.cfg.max_output_bytes)
-        self._stage("hacking")
-        return self.probe_runner
+        return handle
 
     def _probe_runner(self) -> RunnerProcess:
         """The probe runner: given at the start, or asked of the caller now (stage ``probe_runner``).
@@ -907,16 +913,8 @@ class Session:
         """
         if self.probe_runner is not None:
             return self.probe_runner
-        if self.request_runner is None:
-            raise ProbeUnavailable("no probe runner was given and none can be asked for")
-        self._stage("probe_runner")
-        asked = time.monotonic()
-        try:
-            handle = self.request_runner()
-        except OSError as exc:
-            raise ProbeUnavailable(f"no probe runner: {exc}") from None
+        handle = self._runner_from_caller()
         given = time.monotonic()
-        self.runner.deadline += given - asked
         grace = float(self.payload.get("probe_start_grace_s", PROBE_START_GRACE_S))
         self.probe_runner = RunnerProcess(handle, self.runner.deadline + grace, self.cfg.max_output_bytes)
         try:
