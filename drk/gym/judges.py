@@ -31,11 +31,19 @@ from typing import Any, Callable
 
 from drk.gym import sandbox, wire
 from drk.gym.sandbox import Reporter, SandboxOutcome
+from drk.gym.warm import TAKE_WAIT_S
 
 #: Jobs one server serves before it is replaced.
 MAX_JOBS = 200
 #: Descriptors passed per job at most: two runners' (requests, answers, output) pipes and output areas.
 _JOB_FDS = 8
+#: Seconds the judge waits for the caller's answer to its request for a runner: the caller waits up to
+#: :data:`~drk.gym.warm.TAKE_WAIT_S` for a spare under way and then starts one (a ``Popen``), so a longer silence is a
+#: caller that will never answer. Unbounded, a judge once waited out its whole job limit (540 s) in stage
+#: ``probe_runner`` on a CI host, and an honest kernel was an ``env_error`` (CI of 381c282, 2026-12-02).
+RUNNER_ANSWER_S = TAKE_WAIT_S + 60.0
+#: Seconds between the caller's answer and the descriptors that follow it (sent at once after it).
+DESCRIPTORS_S = 30.0
 
 
 def _serve(conn: Any, stdio_path: str | None, cache_dir: str | None = None) -> None:
@@ -128,6 +136,8 @@ def _request_runner(conn: Any, reporter: Reporter, token: str) -> Any:
     from drk.gym.warm import handle_from_fds
 
     reporter.ask_for_runner()
+    if not conn.poll(RUNNER_ANSWER_S):
+        raise OSError(f"the caller did not answer the request for a runner within {RUNNER_ANSWER_S:.0f} s")
     try:
         reply = json.loads(conn.recv_bytes())
     except (EOFError, ValueError) as exc:
@@ -137,9 +147,21 @@ def _request_runner(conn: Any, reporter: Reporter, token: str) -> Any:
     if reply.get("runner") is None:
         raise OSError(str(reply.get("error") or "the caller has no runner to give"))
     pid, greeted, count = reply["runner"]
+    if not conn.poll(DESCRIPTORS_S):  # the caller failed to send them after its answer (it says so in its log)
+        raise OSError(f"the runner's descriptors did not follow the caller's answer within {DESCRIPTORS_S:.0f} s")
     with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         fds = reduction.recvfds(sock, count)
     return handle_from_fds(pid, fds, greeted)
+
+
+def _check_open(fds: tuple[int, ...]) -> None:
+    """Raise ``OSError`` naming the first of ``fds`` that is not an open descriptor of this process (passing a
+    closed one with ``SCM_RIGHTS`` fails after the answer that announced it was sent)."""
+    for fd in fds:
+        try:
+            os.fstat(fd)
+        except OSError as exc:
+            raise OSError(f"the runner's descriptor {fd} is not open in the caller ({exc.strerror})") from None
 
 
 def _judge_job(reporter: Reporter, payload: dict[str, Any], lock: Any, handles: list[Any],
@@ -269,8 +291,9 @@ class JudgeServer:
         if more_runner is not None:
             try:
                 handle = more_runner()
+                _check_open(handle.fds())
             except Exception as exc:  # noqa: BLE001 - the environment's failure, reported to the judge
-                error = f"{type(exc).__name__}: {exc}"
+                handle, error = None, f"{type(exc).__name__}: {exc}"
         reply = {"token": token, "kind": "runner", "error": None if handle is not None else error,
                  "runner": None if handle is None else
                  [handle.pid, bool(getattr(handle, "greeted", False)), len(handle.fds())]}
@@ -279,8 +302,9 @@ class JudgeServer:
             if handle is not None:
                 with socket.fromfd(self._conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                     reduction.sendfds(sock, list(handle.fds()))
-        except OSError:
-            pass  # the server died: collect sees it
+        except OSError as exc:  # the server died (collect sees it), or the descriptors could not be sent: the
+            # judge's wait for them is bounded (DESCRIPTORS_S); this says why in the caller's log
+            print(f"[drk] could not give a runner to the judge: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def alive(self) -> bool:
         return self.usable and self.process.is_alive()

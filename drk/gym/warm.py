@@ -63,11 +63,29 @@ class RunnerHandle:
     def fds(self) -> tuple[int, ...]:
         return (self.to_runner, self.from_runner, self.output) + ((self.area,) if self.area >= 0 else ())
 
+    def duplicate(self) -> RunnerHandle:
+        """The same handle on copies of its descriptors (what a judge gets over ``SCM_RIGHTS``), for code in this
+        process that closes what it is given (:class:`drk.gym.judge.RunnerProcess`)."""
+        return handle_from_fds(self.pid, [os.dup(fd) for fd in self.fds()], self.greeted)
+
 
 
 def handle_from_fds(pid: int, fds: list[int], greeted: bool) -> RunnerHandle:
     """A handle from the descriptors of :meth:`RunnerHandle.fds` (three pipes, then the output area if any)."""
     return RunnerHandle(pid, *fds[:3], area=fds[3] if len(fds) > 3 else -1, greeted=greeted)
+
+
+def descriptor_identity(fds: tuple[int, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """(device, inode) of each descriptor's file; None for a number that is not open."""
+    identity: list[tuple[int, int] | None] = []
+    for fd in fds:
+        try:
+            stat = os.fstat(fd)
+        except OSError:
+            identity.append(None)
+        else:
+            identity.append((stat.st_dev, stat.st_ino))
+    return tuple(identity)
 
 
 @dataclass
@@ -78,15 +96,28 @@ class StartedRunner:
     handle: RunnerHandle
     uid_claim: isolation.UidClaim | None = None  # released when the runner is killed
     _closed: bool = field(default=False, repr=False)
+    #: what each descriptor of the handle was when it started (device, inode): see :meth:`intact`
+    identity: tuple[tuple[int, int] | None, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity or descriptor_identity(self.handle.fds())
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def intact(self) -> bool:
+        """Whether every descriptor number of its handle is still open on the file it started with. A number closed
+        by other code of this process (a double close) and reused by another file would hand the judge that file:
+        a judge once waited 540 s for descriptors that could not be sent (CI of 381c282, 2026-12-02)."""
+        return not self._closed and descriptor_identity(self.handle.fds()) == self.identity
+
     def release_fds(self) -> None:
-        """Close the starter's copies of the pipes (the judge holds its own once it has started)."""
+        """Close the starter's copies of the pipes (the judge holds its own once it has started): only the numbers
+        still open on their own files (one that another file took since is that file's owner's to close)."""
         if not self._closed:
             self._closed = True
-            wire.close_quietly(self.handle.fds())
+            now = descriptor_identity(self.handle.fds())
+            wire.close_quietly(fd for fd, was, is_ in zip(self.handle.fds(), self.identity, now) if was == is_)
 
     def kill(self) -> None:
         self.release_fds()
@@ -316,7 +347,7 @@ class WarmRunners:
                 idle = self._idle[key]
                 while idle and runner is None:
                     candidate = idle.pop(0)
-                    if candidate.alive():
+                    if candidate.alive() and candidate.intact():
                         runner = candidate
                     else:
                         dead.append(candidate)

@@ -190,6 +190,55 @@ def test_no_probe_runner_to_be_had_is_the_environments_failure():
     assert "internal_error" in outcome.result and "no sandbox left" in outcome.result["internal_error"]
 
 
+def test_a_probe_runner_whose_descriptors_are_closed_is_named_at_once():
+    """A handle whose descriptors the caller no longer holds: the answer announcing it went out, passing them failed,
+    and the judge waited for them until its job limit (an honest fused ReLU was an ``env_error`` after 540 s in
+    stage ``probe_runner``, CI of 381c282). Now the caller checks them first and the judge says which one."""
+    from drk.gym.warm import RunnerHandle, shared_runners
+
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runner = shared_runners().take("cpu", 0, level)
+    pipes = [os.pipe() for _ in range(3)]
+    gone = RunnerHandle(os.getpid(), to_runner=pipes[0][1], from_runner=pipes[1][0], output=pipes[2][0])
+    for pipe in pipes:
+        for fd in pipe:
+            os.close(fd)
+    started = time.monotonic()
+    try:
+        outcome = servers.run("cpu", 0, _payload(example_candidate("good")), None, [runner.handle], 120,
+                              more_runner=lambda: gone)
+    finally:
+        runner.kill()
+        servers.close()
+    assert not outcome.timed_out and time.monotonic() - started < 60
+    assert "is not open in the caller" in outcome.result.get("internal_error", ""), outcome.result
+
+
+def test_a_judge_waits_for_a_runner_only_so_long(monkeypatch):
+    """A caller that never answers the request for a runner: the judge gives up after RUNNER_ANSWER_S (an
+    environment failure), and after DESCRIPTORS_S when the descriptors announced never come."""
+    import json
+    import multiprocessing
+
+    from drk.gym import judges
+    from drk.gym.sandbox import Reporter
+
+    monkeypatch.setattr(judges, "RUNNER_ANSWER_S", 0.3)
+    monkeypatch.setattr(judges, "DESCRIPTORS_S", 0.3)
+    judge_end, caller_end = multiprocessing.Pipe(duplex=True)
+    try:
+        with pytest.raises(OSError, match="did not answer"):
+            judges._request_runner(judge_end, Reporter(judge_end, "t"), "t")
+        assert json.loads(caller_end.recv_bytes())["kind"] == "runner"  # it did ask
+        caller_end.send_bytes(json.dumps({"token": "t", "kind": "runner", "runner": [1, False, 3]}).encode())
+        with pytest.raises(OSError, match="descriptors did not follow"):
+            judges._request_runner(judge_end, Reporter(judge_end, "t"), "t")
+    finally:
+        judge_end.close()
+        caller_end.close()
+
+
 def test_waiting_for_the_probe_runner_is_not_the_candidates_time():
     """A probe runner slow to come (spares short under load) must not make an honest candidate ``timeout``: the
     wait moves the candidate's deadline."""

@@ -129,8 +129,12 @@ def _probe_round_digests(candidate: str, calls: list[tuple[str, int]]) -> list:
 
     level = isolation.available_level("auto").level
     started = shared_runners().take("cpu", 0, level, profiler=False)
+    runner = None
     try:
-        runner = RunnerProcess(started.handle, time.monotonic() + 120, max_blob_bytes=2**24)
+        # the judge's own copies of the descriptors, as a judge gets them (SCM_RIGHTS): a RunnerProcess closes what
+        # it is given, and given the starter's own, their numbers were closed twice (the second time, a spare's of
+        # the shared pool that had taken a number meanwhile: the next probe runner's judge waited 540 s, CI 381c282)
+        runner = RunnerProcess(started.handle.duplicate(), time.monotonic() + 120, max_blob_bytes=2**24)
         problem = example_problem("relu2")
         inside = tempfile.mkdtemp(prefix="drk_cand_") if level == "process" else isolation.CANDIDATE_DIR
         runner.await_hello()
@@ -148,6 +152,8 @@ def _probe_round_digests(candidate: str, calls: list[tuple[str, int]]) -> list:
             digests.append(answer["outputs"][0])
         return digests
     finally:
+        if runner is not None:
+            runner.close()
         started.kill()
 
 

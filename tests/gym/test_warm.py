@@ -63,6 +63,32 @@ def test_a_dead_spare_is_never_handed_out_and_close_kills_spares():
     assert not spare.alive()
 
 
+def test_a_spare_whose_descriptor_number_was_reused_is_never_handed_out():
+    """Other code in this process closed one of a spare's descriptor numbers and another file took it (a double close
+    in a test did this; the next probe runner's judge waited 540 s for descriptors that could not be sent): the spare
+    is killed, not given to a judge, and the file that took the number is left open."""
+    level = _level()
+    runners = WarmRunners(spares=1)
+    read_end, write_end = os.pipe()
+    try:
+        runners.warm("cpu", 0, level)
+        spare = _wait_for_spare(runners, spare_key("cpu", 0, level))
+        assert spare.intact()
+        os.dup2(read_end, spare.handle.from_runner)  # closes the spare's number and reuses it for another file
+        assert not spare.intact()
+        fresh = runners.take("cpu", 0, level)
+        assert fresh is not spare and fresh.intact() and _hello(fresh)["op"] == "hello"
+        spare.proc.wait(timeout=10)  # killed
+        os.fstat(spare.handle.from_runner)  # the other file's number: still open
+        os.write(write_end, b"x")
+        assert os.read(spare.handle.from_runner, 1) == b"x"
+        fresh.kill()
+    finally:
+        runners.close()
+        for fd in (read_end, write_end, spare.handle.from_runner):
+            os.close(fd)
+
+
 def test_an_evaluation_kills_its_runner():
     from drk.examples import example_candidate, example_problem
     from drk.gym import evaluate
@@ -139,6 +165,9 @@ class _FakeStarted:
 
     def alive(self) -> bool:
         return not self.killed
+
+    def intact(self) -> bool:
+        return True
 
     def kill(self) -> None:
         self.killed = True
