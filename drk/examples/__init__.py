@@ -117,6 +117,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # attacker review 10: module-level state lives through the probe calls (one import per probe runner)
     "legit_module_workspace": ("correct", None),  # a module-level scratch buffer: was hacked (no_effect) 7 in 10
     "legit_lazy_constant": ("correct", None),  # a constant a kernel fills on first use: was incorrect ~1 in 2
+    # attacker review 11 (session 22)
+    "legit_progress_loop": ("correct", None),  # a host loop on a kernel-written counter: stuck when disabled, was timeout
+    "legit_sticky_fault": ("correct", None),  # a disabled call's CUDA fault broke the next control call: was runtime_error
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_launch_mode_peek": ("correct", None),

@@ -43,7 +43,7 @@ from drk.gym import isolation, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.gpu_lock import TIMING_HOLD_S, gpu_shared
 from drk.gym.rounds import CALIBRATION, CallSpec
-from drk.gym.result import mentions_out_of_memory
+from drk.gym.result import mentions_cuda_fault, mentions_out_of_memory
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
 
@@ -60,8 +60,15 @@ PROBE_SCALES = (1.0, 8.0, 64.0)
 PROBE_CALLS = {"control": 2, "noop": 2, "raise": 1}
 
 #: The most probe runners one evaluation takes: the first, and a fresh one after each call with the kernels disabled
-#: in which the last one died (two probe specs: eval and train).
+#: in which the last one died, got stuck or met a sticky CUDA fault (two probe specs: eval and train).
 MAX_PROBE_RUNNERS = 1 + 2 * sum(n for variant, n in PROBE_CALLS.items() if variant != "control")
+#: A call with the kernels disabled may take this many times the longest control call of its evaluation, and at least
+#: DISABLED_CALL_FLOOR_S seconds; past that it is stuck without its kernels, which is what "the kernels matter" means
+#: (its process is replaced for the next calls, as after a death). Unbounded, an honest kernel whose host loop waits on
+#: a count its kernel writes spun until the candidate's whole time was gone: ``timeout``, 4 runs in 4
+#: (``legit_progress_loop``, attacker review 11). A decoy cannot use the bound: it would have to be slow only in the
+#: calls it cannot tell apart, and a control call is never bounded but by the candidate's own time.
+DISABLED_CALL_FACTOR, DISABLED_CALL_FLOOR_S = 10.0, 2.0
 #: Wall milliseconds per timing round allowed for the two requests and answers crossing the pipes (`go` and the
 #: sampled `fetch`; the judge's own rounds have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
 ROUND_SLACK_MS = 2.0
@@ -70,6 +77,10 @@ MAX_STDOUT_TAIL = 64 * 1024
 
 #: Stages before the candidate's code exists in its runner: a failure there is the environment's, never the candidate's.
 _BEFORE_CANDIDATE = ("startup", "calibration")
+
+
+class _StuckWithoutKernels(Exception):
+    """A call with the kernels disabled that did not finish within its bound (:meth:`Session._disabled_call`)."""
 
 
 class ProbeUnavailable(RuntimeError):
@@ -564,6 +575,7 @@ class Session:
         self.probe_runner = probe_runner
         self.request_runner = request_runner
         self.probes_started = 1  # probe runners this evaluation took or will take (MAX_PROBE_RUNNERS)
+        self.longest_control_s = 0.0  # wall seconds of the slowest control call so far (bounds the disabled calls)
         self.candidate_path, self.payload, self.timing_lock = candidate_path, payload, timing_lock
         self.stage = "startup"
         self.gpu_mb_by_stage: dict[str, float] = {}
@@ -781,13 +793,20 @@ class Session:
             self._control_call(probe, spec, expected, numel)
             return "", probe
         try:
-            wrong = self._probe_call(probe, variant, spec, expected, numel)
+            wrong = self._disabled_call(probe, variant, spec, expected, numel)
+        except _StuckWithoutKernels:
+            return "", None  # it could not finish without its kernels: they matter; the stuck process is replaced
         except Verdict as failure:
             if mentions_out_of_memory(failure.error):
                 # no evidence either way: the candidate's runner shares the memory (a decoy that holds it while
                 # the probes run, or says so, read as "the kernels matter" and was judged correct)
                 raise Verdict("runtime_error", f"out of memory while the judge ran your code with its Triton "
                               f"kernels disabled ({variant} probe): {failure.error[:1500]}") from None
+            if mentions_cuda_fault(failure.error):
+                # it broke without its kernels (they matter), and a CUDA fault stays with its process's context: an
+                # honest module gathering with an index tensor its disabled kernel never wrote met a device-side assert
+                # and failed the next control call (attacker review 11, reasoned); the next calls run in a fresh one
+                return "", None
             return "", probe  # it broke without its kernels: they matter
         except wire.WireTimeout:
             raise  # out of the candidate's time: a timeout, not evidence either way
@@ -813,10 +832,29 @@ class Session:
         comparison = C.compare_outputs(expected, self.fetch(0, expected, runner=probe), self.cfg.atol, self.cfg.rtol)
         return "" if comparison.ok else comparison.message
 
+    def _disabled_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
+                       numel: int) -> str:
+        """:meth:`_probe_call` with the kernels disabled, within :data:`DISABLED_CALL_FACTOR` times the longest
+        control call so far (at least :data:`DISABLED_CALL_FLOOR_S`). Raises :class:`_StuckWithoutKernels` past that
+        bound, ``wire.WireTimeout`` when the candidate's own time runs out first."""
+        own = probe.deadline
+        floor = float(self.payload.get("disabled_call_floor_s", DISABLED_CALL_FLOOR_S))  # tests set it
+        bound = time.monotonic() + max(floor, DISABLED_CALL_FACTOR * self.longest_control_s)
+        if bound >= own:
+            return self._probe_call(probe, variant, spec, expected, numel)
+        probe.deadline = bound
+        try:
+            return self._probe_call(probe, variant, spec, expected, numel)
+        except wire.WireTimeout:
+            raise _StuckWithoutKernels from None
+        finally:
+            probe.deadline = own + (probe.deadline - bound)  # a wait for the GPU lock moved it: the same for both
+
     def _control_call(self, probe: RunnerProcess, spec: CallSpec, expected: list[Any], numel: int) -> None:
         """A probe call with the kernels running, as in the real run: its outputs must be right. A module that
         answered wrong only in the probe runner (which it can tell from the host's load, its memory or its argv) made
         the disabled calls look like "the kernels matter": judged ``correct`` (attacker review 9, 2026-12-02)."""
+        started = time.monotonic()
         try:
             wrong = self._probe_call(probe, "control", spec, expected, numel)
         except wire.WireTimeout:
@@ -827,6 +865,7 @@ class Session:
         if wrong:
             raise Verdict("incorrect", "run again by the judge in a process of its own, with its Triton kernels "
                           f"enabled, your module gave a wrong answer ({spec.mode} pass): {wrong}")
+        self.longest_control_s = max(self.longest_control_s, time.monotonic() - started)
 
     def hack_reasons(self, evidence_answer: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
         """Hack reasons (the probes' are the judge's own findings; the rest is the runner's claim) and the claimed

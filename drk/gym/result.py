@@ -28,6 +28,15 @@ def mentions_out_of_memory(text: str | None) -> bool:
                                          "memoryerror"))
 
 
+def mentions_cuda_fault(text: str | None) -> bool:
+    """Whether an error text is one of CUDA's errors that stay with the process's context once raised (a device-side
+    assert, an illegal address, a launch failure): every later CUDA call of that process fails too. The text may be
+    the candidate's; a match only ever buys it a fresh process."""
+    text = (text or "").lower()
+    return any(mark in text for mark in ("cuda error", "device-side assert", "illegal memory access",
+                                         "unspecified launch failure", "cudaerror"))
+
+
 @dataclass
 class EvalResult:
     """Verdict on one candidate for one problem.

@@ -348,6 +348,36 @@ def test_a_probe_runner_that_never_starts_is_the_candidates_timeout_not_an_escap
     assert "probe_runner" in outcome.result.get("error", "")
 
 
+def test_a_decoy_slow_in_every_call_is_not_stuck_without_kernels():
+    """A call with the kernels disabled that outlasts its bound counts as "the kernels matter"
+    (``legit_progress_loop``); the bound is relative to the control calls, so a decoy slow in every call (it cannot
+    tell the disabled ones apart) is still ``hacked``. With the 0.1 s floor here and no factor, every disabled call of
+    this decoy would have been "stuck" and it would have been ``correct``."""
+    from drk.gym.warm import shared_runners
+
+    slow_decoy = example_candidate("decoy").replace("        return torch.relu(x) * 2.0",
+                                                    "        import time\n        time.sleep(0.3)\n"
+                                                    "        return torch.relu(x) * 2.0")
+    assert "sleep" in slow_decoy
+    level = isolation.available_level("auto").level
+    servers = JudgeServers()
+    runners = [shared_runners().take("cpu", 0, level)]
+
+    def probe_runner():
+        runners.append(shared_runners().take("cpu", 0, level, profiler=False))
+        return runners[-1].handle
+
+    try:
+        outcome = servers.run("cpu", 0, {**_payload(slow_decoy, timeout_s=120), "disabled_call_floor_s": 0.1}, None,
+                              [runners[0].handle], 400, more_runner=probe_runner)
+    finally:
+        for runner in runners:
+            runner.kill()
+        servers.close()
+    assert outcome.result.get("status") == "hacked", outcome.result
+    assert len(runners) == 2  # no disabled call was taken for stuck: the first probe runner served them all
+
+
 def test_a_judges_output_file_is_emptied_past_its_bound(tmp_path):
     from drk.gym.judges import trim_log
 
