@@ -358,7 +358,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                 return {**out, "internal_error": f"the runner failed to start ({how}: {exc}): {tail}"}
             out.update(status="runtime_error",
                        error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
-                       f"'{session.stage}' (segfault, os._exit, out of memory or a CUDA fault)"
+                       f"'{session.stage}' (a segfault, os._exit, memory exhausted or a CUDA fault)"
                        + _where(runner, inside, payload["candidate_source"]))
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes

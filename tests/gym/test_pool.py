@@ -112,6 +112,18 @@ def test_a_candidate_out_of_gpu_memory_is_retried_alone_before_it_is_charged(pro
     assert pool.evaluate(problem, example_candidate("wrong")).status == "incorrect" and len(calls) == 1
 
 
+def test_a_candidate_that_dies_is_not_retried_alone(problem, monkeypatch):
+    """A lone retry drains its GPU: on an H200 (2026-12-02) a segfault, an ``os._exit`` and a forged verdict each waited
+    131-140 s for one, and held every new evaluation out meanwhile, since the judge's own note on a dead process
+    ("... out of memory or a CUDA fault") read as an out-of-memory error. Only an out-of-memory message earns one."""
+    calls = _counting_evaluate(monkeypatch)
+    pool = Pool(device="cpu", workers=2, config=EvalConfig(timeout_s=60), progress=False)
+    results = pool.map([(problem, example_candidate(name)) for name in ("segfault", "exits")])
+    assert [r.status for r in results] == ["runtime_error", "runtime_error"]
+    assert all("died" in r.error for r in results)
+    assert len(calls) == 2
+
+
 def test_memory_gate_lets_a_waiting_lone_retry_in_before_new_evaluations():
     """A lone retry waits for the evaluations in flight and keeps new ones out until it has run."""
     from drk.gym.pool import MemoryGate
