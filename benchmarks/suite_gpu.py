@@ -53,7 +53,7 @@ def main() -> None:
         factor = {} if args.memory_factor is None else {"memory_factor": args.memory_factor}
         pool = Pool(device="cuda", workers=args.workers, config=config, progress=True, **factor)
         start = time.monotonic()
-        results = pool.map(pairs)
+        results = pool.map(pairs, on_result=lambda i, r: _print_result(labels[i], r))
         per_min = len(pairs) / (time.monotonic() - start) * 60
         frame = results_frame(results, labels=[p.key for p, _ in labels])
         frame.insert(1, "level", [p.level for p, _ in labels])
@@ -87,6 +87,16 @@ def main() -> None:
         print(f"[{policy}] Fast@p of the bundled solutions: "
               + ", ".join(f"{k} {100 * overall[k]:.1f}%" for k in overall.index if k.startswith("Fast@")))
         _write(kept + frames, args)  # after every pass: a device call cut short keeps the passes it finished
+
+
+def _print_result(label: tuple, result) -> None:
+    """One line per evaluation as it finishes, with its stages: a pass cut by a device call's limit still says
+    where its time went (session 23's level-1 eager pass printed nothing but a progress bar)."""
+    (problem, kind), r = label, result
+    stages = " ".join(f"{k}={v:.1f}" for k, v in (r.stage_s or {}).items())
+    speedup = f"{r.speedup:.2f}x" if r.speedup else "-"
+    print(f"  {problem.key} {kind}: {r.status} {speedup} {r.elapsed_s:.1f}s judge_peak_mb={r.judge_gpu_mb} | "
+          f"stages (s): {stages}", flush=True)
 
 
 def _earlier_rows(args: argparse.Namespace, measured: set[tuple[str, str]]) -> list[pd.DataFrame]:

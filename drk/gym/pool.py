@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -298,10 +298,13 @@ class Pool:
             return EvalResult(status="runtime_error", problem=problem.name, env_error=True,
                               error=f"[drk] internal error: {type(exc).__name__}: {exc}")
 
-    def map(self, pairs: Iterable[Pair], config: EvalConfig | None = None) -> list[EvalResult]:
+    def map(self, pairs: Iterable[Pair], config: EvalConfig | None = None,
+            on_result: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
         """Evaluate every pair; results come back in input order, exactly one per pair.
 
-        Identical pairs in one batch are evaluated once.
+        Identical pairs in one batch are evaluated once. ``on_result(index, result)`` is called as each evaluation
+        finishes (in the order they finish, once per pair, ``index`` in ``pairs``): a run cut short by a time
+        limit (a device call) keeps what it printed or stored of the finished ones.
         """
         pairs = list(pairs)
         config = config or self.config
@@ -310,9 +313,16 @@ class Pool:
         for i, key in enumerate(keys):
             first_index.setdefault(key, i)
         unique = sorted(first_index.values())
+        copies: dict[int, list[int]] = {}  # each evaluated pair's index -> the indices of the pairs it answers
+        for j, key in enumerate(keys):
+            copies.setdefault(first_index[key], []).append(j)
         with ThreadPoolExecutor(max_workers=self.workers) as executor:
             futures = {i: executor.submit(self.evaluate, *pairs[i], config) for i in unique}
-            done = {i: f.result() for i, f in self._progress(futures)}
+            done: dict[int, EvalResult] = {}
+            for i, future in self._progress(futures):
+                done[i] = future.result()
+                for j in copies.get(i, ()) if on_result is not None else ():
+                    on_result(j, done[i])
         return [done[first_index[key]] for key in keys]
 
     def _progress(self, futures: dict):

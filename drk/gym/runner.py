@@ -134,6 +134,15 @@ class Runner:
 
     def op_prepare(self, req: dict[str, Any]) -> tuple[dict, list]:
         variant = req.get("variant", "main")
+        specs = [CallSpec.from_dict(c) for c in req["calls"]]
+        # the inputs before the probe runner's first import of the candidate: a thread the import starts and that
+        # draws from torch's global generator (which the inputs are drawn from) raced the inputs' draw, and an
+        # honest module's control call got other inputs than the judge's (attack_slow_reference on an H200,
+        # 2026-12-03: "incorrect"; its main runner imports it at load, a round trip before any inputs)
+        if req.get("lazy"):  # made call by call in `go`, as the judge's own rounds do
+            inputs = rounds.LazyInputs(self.problem, specs, self.device)
+        else:
+            inputs = [rounds.make_inputs(self.problem, spec, self.device) for spec in specs]
         if variant in probes.PASSES:  # a probe call: a fresh model from the candidate's one import, built and run
             module = self._probe_module()  # in the call's mode
             if self.instruments is not None:
@@ -141,11 +150,6 @@ class Runner:
             self.models[variant] = self._instantiate(module)
         elif variant not in self.models:  # the candidate (the reference's calibration copy is built by calibrate)
             self.models[variant] = self._build(variant)
-        specs = [CallSpec.from_dict(c) for c in req["calls"]]
-        if req.get("lazy"):  # made call by call in `go`, as the judge's own rounds do
-            inputs = rounds.LazyInputs(self.problem, specs, self.device)
-        else:
-            inputs = [rounds.make_inputs(self.problem, spec, self.device) for spec in specs]
         if req.get("in_place") and self.prepared is not None and not req.get("lazy"):
             inputs = [_refill(old, new) for old, new in zip(self.prepared[1], inputs)] + inputs[len(self.prepared[1]):]
         # the last round's outputs are released before the poison: freed after it, their blocks (right answers for

@@ -24,6 +24,17 @@ def test_map_keeps_order_and_survives_crashes_and_hangs(problem, tmp_path):
     assert results[0] == results[6]  # identical pairs in one batch are evaluated once
 
 
+def test_map_reports_each_result_as_it_finishes(problem):
+    """``on_result`` sees every pair once (a repeated pair too), each with the result ``map`` returns for it."""
+    names = ["good", "hangs", "wrong", "good"]
+    seen: list[tuple[int, str]] = []
+    pool = Pool(device="cpu", workers=2, config=EvalConfig(timeout_s=5), progress=False)
+    results = pool.map([(problem, example_candidate(n)) for n in names],
+                       on_result=lambda i, r: seen.append((i, r.status)))
+    assert sorted(seen) == sorted(enumerate(r.status for r in results))
+    assert [i for i, _ in seen].index(1) > [i for i, _ in seen].index(2)  # the hang is reported last, not in order
+
+
 def test_broken_reference_yields_a_result_not_an_exception(problem):
     bad = Problem.from_source(
         "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        raise RuntimeError('boom')\n"

@@ -4,6 +4,12 @@ persistent-chunk launches. With its kernels disabled the counter never moves and
 call is stuck, which is what "the kernels matter" means. Judged ``timeout`` 4 runs in 4 before such a call was bounded
 (``judge.DISABLED_CALL_FACTOR`` x the longest control call, at least ``DISABLED_CALL_FLOOR_S``; attacker review 11):
 ``correct`` now, each stuck probe process replaced for the next calls.
+
+On an H200 (2026-12-03) its first form, chunks of four blocks at the GPU's 64M elements, made 16,384 synchronised
+launches per call (~0.5 s): ``timeout`` under ``benchmarks/examples_check.py``'s 90 s, its own time spent in
+correctness (32 s) and the probes (63 s: six disabled calls stuck to 10 x its slowest control call, each followed by
+a fresh probe runner). The chunks now grow with the input, at most 64 launches a call: the same loop, as a work queue
+would run it.
 """
 import torch
 import torch.nn as nn
@@ -11,7 +17,7 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-MAX_PROGRAMS = 4
+MIN_PROGRAMS, MAX_LAUNCHES = 4, 64
 
 
 @triton.jit
@@ -29,9 +35,10 @@ class ModelNew(nn.Module):
         y = torch.empty_like(x)
         n = x.numel()
         done = torch.zeros(1, dtype=torch.int32, device=x.device)
+        programs = max(MIN_PROGRAMS, triton.cdiv(n, BLOCK * MAX_LAUNCHES))
         start = 0
         while start < n:  # progress as the device reports it
-            grid = (min(MAX_PROGRAMS, triton.cdiv(n - start, BLOCK)),)
+            grid = (min(programs, triton.cdiv(n - start, BLOCK)),)
             relu2_chunk[grid](x, y, done, start, n, BLOCK=BLOCK)
             start = int(done.item())
         return y
