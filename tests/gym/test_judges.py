@@ -436,3 +436,16 @@ def test_a_result_waiting_in_the_pipe_is_read_even_after_the_callers_limit():
     assert outcome.result == {"status": "correct"} and not outcome.timed_out and outcome.last_stage == "timing"
     nothing = sandbox.collect(ours, Alive(), "t", long_ago, timeout_s=10.0)  # an empty pipe past the limit
     assert nothing.timed_out and nothing.result is None
+
+
+def test_a_stage_entered_again_is_recorded_where_it_last_ended():
+    """The judge's running GPU peak per stage must read in order: ``hacking`` is left for ``probe_runner`` and
+    entered again, and its last figure belongs after ``probe_runner``'s."""
+    from drk.gym.judge import record_stage_end
+
+    record: dict[str, float] = {}
+    for stage, peak in [("correctness", 3522.0), ("hacking", 3522.0), ("probe_runner", 3522.0), ("hacking", 4098.0),
+                        ("timing", 4100.0)]:
+        record_stage_end(record, stage, peak)
+    assert list(record) == ["correctness", "probe_runner", "hacking", "timing"]
+    assert list(record.values()) == sorted(record.values())
