@@ -5,7 +5,7 @@
 #   bash benchmarks/gpu_all.sh noise    drk's round loop alone: quiet host, busy host, busy host with a GPU head start
 #                                       before each call (is the host's launch latency the timing noise?)
 #   bash benchmarks/gpu_all.sh checks   every example verdict (attacks, legitimate patterns) in the candidate sandbox,
-#                                       with the error of each wrong one (101 examples; 64 of 91 judged in 545 s on an H200 in chunks, 2026-12-02; now streamed)
+#                                       with the error of each wrong one (101 examples: all judged in 292 s on an H200, 2026-12-03; 64 of 91 in 545 s in chunks before)
 #   bash benchmarks/gpu_all.sh tests    the GPU tests of drk.gym (but the all-examples one: that is `checks`),
 #                                       throughput (sequential, Pool) and cache hits
 #   bash benchmarks/gpu_all.sh rate     throughput only (sequential, Pool of 8, cache hits) with the mean seconds per stage
