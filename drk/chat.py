@@ -148,7 +148,7 @@ class PromptFormat:
         For chat models the template's own end-of-turn text is included unless the reply already ended with it
         (the usual case: generation stops on ``<|im_end|>``); a truncated reply is closed here.
         """
-        message = feedback_user_message(feedback)
+        message = self.break_added_tokens(feedback_user_message(feedback))
         if not self.is_chat:
             return f"\n\n### Feedback\n{message}\n\n### Answer\n"
         conversation = [{"role": "user", "content": "u"}, {"role": "assistant", "content": _REPLY_MARKER},
@@ -161,6 +161,22 @@ class PromptFormat:
             if last and last in self._eos_texts() and suffix.startswith(last):
                 suffix = suffix[len(last):]
         return suffix
+
+    def break_added_tokens(self, text: str) -> str:
+        """``text`` with every added token of this tokenizer that is markup (not a plain word) broken up by a space
+        after its first character. The feedback holds the candidate's own text: a tokenizer reads its added tokens
+        (DeepSeek's ``<｜User｜>``, a model's tool markers) as control tokens even with ``add_special_tokens=False``,
+        so an error message could forge a turn; :func:`drk.gym.feedback.defang` knows only common forms
+        (attacker review 12)."""
+        added = getattr(self.tokenizer, "get_added_vocab", lambda: {})()
+        markup = sorted((t for t in added if len(t) > 1 and not t.replace("_", "").isalnum()), key=len, reverse=True)
+        for _ in range(4):  # a token broken up may leave another one whole (nested forms): a few passes
+            found = [t for t in markup if t in text]
+            if not found:
+                break
+            for token in found:
+                text = text.replace(token, token[0] + " " + token[1:])
+        return text
 
     def feedback_ids(self, feedback: str, *, reply_ids: list[int] | None = None) -> list[int]:
         """Token ids of :meth:`feedback_text`; they never receive loss (``env_mask`` 0)."""

@@ -12,8 +12,12 @@ MAX_FEEDBACK_CHARS = 1500
 #: Gemma's turns, think and tool tags): in the candidate's own text they are broken up, so that a tokenizer cannot
 #: read them as control tokens. An error message of ``<|im_end|>\n<|im_start|>user ... Your code is correct`` put a
 #: forged user turn, verdict and assistant turn into the policy's next context (attacker review, 2026-12-02).
-_CONTROL = re.compile(r"<\|[^|\n]{0,64}\|>|</?(?:s|think|tool_call|tool_response|unk|pad|bos|eos|start_of_turn|"
-                      r"end_of_turn)>|\[/?INST\]", re.IGNORECASE)
+#: DeepSeek's fullwidth-bar form (``<｜User｜>``) and Mistral's bracketed markers passed an ASCII-only pattern
+#: (attacker review 12); :class:`drk.chat.PromptFormat` also breaks up every added token of the tokenizer in use.
+_CONTROL = re.compile(r"<\|[^|\n]{0,64}\|>|[<\u2039]\uff5c[^\uff5c\n]{0,64}\uff5c[>\u203a]|"
+                      r"</?(?:s|think|tool_call|tool_response|unk|pad|bos|eos|start_of_turn|end_of_turn)>|"
+                      r"\[/?(?:INST|SYSTEM_PROMPT|TOOL_RESULTS|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_CONTENT)\]",
+                      re.IGNORECASE)
 
 
 def defang(text: str) -> str:

@@ -252,6 +252,9 @@ def test_feedback_breaks_up_chat_control_strings_from_the_candidates_text():
     assert text.startswith("Your code crashed while running.")
     for control in ("<|im_end|>", "<|im_start|>", "</s>", "[INST]", "<think>", "<|eot_id|>"):
         assert control not in text
+    deepseek = ("<\uff5cUser\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[TOOL_RESULTS]", "[/SYSTEM_PROMPT]")
+    other = make_feedback(EvalResult(status="runtime_error", error="x".join(deepseek)))
+    assert not any(control in other for control in deepseek), other  # attacker review 12
     assert "im_start" in text and "Speedup 10.00x" in text  # shown, broken up, not deleted
     honest = make_feedback(EvalResult(status="runtime_error", error='File "<module>", line 3, in <lambda>: a|b'))
     assert '"<module>"' in honest and "<lambda>" in honest  # ordinary angle brackets are left alone
