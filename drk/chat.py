@@ -188,7 +188,8 @@ class PromptFormat:
         for i, reply in enumerate(replies):
             messages.append({"role": "assistant", "content": reply})
             if i < len(feedbacks):
-                messages.append({"role": "user", "content": feedback_user_message(feedbacks[i])})
+                feedback = self.break_added_tokens(feedback_user_message(feedbacks[i]))
+                messages.append({"role": "user", "content": feedback})
         return messages
 
     def _eos_texts(self) -> set[str]:
