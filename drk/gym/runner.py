@@ -40,6 +40,10 @@ class Runner:
         self.device = device or torch.device("cpu")
         self.models: dict[str, Any] = {}
         self.probe_module: types.ModuleType | None = None
+        #: (probe runner) every model built for a call with the kernels disabled, alive until the process ends: a
+        #: later control call's model at a freed one's address hit an honest module's cache keyed by its weights'
+        #: address, filled while its kernels were disabled (``incorrect`` 5 times in 8, attacker review 12)
+        self.disabled_models: list[torch.nn.Module] = []
         self.problem: types.ModuleType | None = None
         self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
         self.last_outputs: list[list[Any]] = []
@@ -148,6 +152,8 @@ class Runner:
             if self.instruments is not None:
                 self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
             self.models[variant] = self._instantiate(module)
+            if variant in probes.VARIANTS:
+                self.disabled_models.append(self.models[variant])
         elif variant not in self.models:  # the candidate (the reference's calibration copy is built by calibrate)
             self.models[variant] = self._build(variant)
         if req.get("in_place") and self.prepared is not None and not req.get("lazy"):

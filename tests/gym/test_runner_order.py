@@ -37,3 +37,98 @@ def test_a_probe_call_draws_its_inputs_before_the_candidate_is_first_imported(tm
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == {"seed_at_import": 12345}
+
+
+#: y = relu(x) * w: a weight a candidate may pre-process.
+SCALE_PROBLEM = """import torch
+import torch.nn as nn
+B, D = 8, 1000
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d))
+    def forward(self, x):
+        return torch.relu(x) * self.w
+def get_inputs():
+    return [torch.randn(B, D)]
+def get_init_inputs():
+    return [D]
+"""
+
+#: Honest: the weight padded once by a Triton kernel, cached by its address (attacker review 12's legit_ptr_pack).
+PTR_CACHE = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+BLOCK = 1024
+_packed = {}
+@triton.jit
+def pad_kernel(w_ptr, out_ptr, d, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(w_ptr + offs, mask=offs < d, other=0.0))
+@triton.jit
+def relu_scale_kernel(x_ptr, w_ptr, y_ptr, d, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < d
+    x = tl.load(x_ptr + row * d + offs, mask=m, other=0.0)
+    tl.store(y_ptr + row * d + offs, tl.maximum(x, 0.0) * tl.load(w_ptr + offs), mask=m)
+def padded(w):
+    key = (w.data_ptr(), tuple(w.shape))
+    if key not in _packed:
+        hit = torch.empty(triton.cdiv(w.numel(), BLOCK) * BLOCK, dtype=w.dtype, device=w.device)
+        pad_kernel[(triton.cdiv(w.numel(), BLOCK),)](w, hit, w.numel(), BLOCK=BLOCK)
+        _packed[key] = hit
+    return _packed[key]
+class ModelNew(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d))
+    def forward(self, x):
+        y = torch.empty_like(x)
+        b, d = x.shape
+        relu_scale_kernel[(b, triton.cdiv(d, BLOCK))](x.contiguous(), padded(self.w.detach()), y, d, BLOCK=BLOCK)
+        return y
+"""
+
+SEQUENCE_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    import torch
+    from drk.gym.runner import Runner
+    req = json.loads(sys.stdin.read())
+    runner = Runner(*os.pipe())
+    runner.op_load(req["load"])
+    addresses, nans = [], []
+    for k, variant in enumerate(req["variants"]):
+        call = {"seed": 100 + k, "mode": "eval", "scale": 1.0, "shift": 0.0}
+        runner.op_prepare({"variant": variant, "calls": [call], "digest_seed": 3, "poison_numel": 8000,
+                           "lazy": False})
+        header, _ = runner.op_go({})
+        assert variant != "control" or "error" not in header, header  # a disabled call may fail
+        addresses.append((variant, runner.models[variant].w.data_ptr()))
+        if variant == "control":
+            nans.append(bool(torch.isnan(runner.last_outputs[0][0]).any()))
+    print(json.dumps({"nans": nans, "addresses": addresses}))
+""")
+
+
+def test_a_control_call_never_gets_a_disabled_calls_freed_model(tmp_path):
+    """An honest module caching a pre-processed weight by its address: a model built for a disabled call filled the
+    cache with the judge's poison, and once freed, a later control call's model took its address and answered NaN
+    (``incorrect`` 5 times in 8, attacker review 12). Disabled calls' models live as long as their process."""
+    path = tmp_path / "candidate" / "candidate.py"
+    path.parent.mkdir()
+    load = {"problem_source": SCALE_PROBLEM, "problem_name": "scale", "device": "cpu", "gpu_index": 0, "seed": 11,
+            "build_main": False, "candidate_dir": str(path.parent), "candidate_path": str(path),
+            "candidate_source": PTR_CACHE, "flush_mb": 0}
+    variants = ["control"] + ["noop", "raise", "noop", "control", "control"] * 3
+    done = subprocess.run([sys.executable, "-c", SEQUENCE_SCRIPT], input=json.dumps({"load": load, "variants": variants}),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout.splitlines()[-1])
+    disabled_before = set()
+    for variant, address in answer["addresses"]:
+        assert variant != "control" or address not in disabled_before
+        if variant != "control":
+            disabled_before.add(address)
+    assert not any(answer["nans"]), answer["nans"]
