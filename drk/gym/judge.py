@@ -610,8 +610,11 @@ class Session:
              runner: RunnerProcess | None = None) -> tuple[dict[str, Any], list[bytearray]]:
         # a request's GPU work (correctness, probes, profile) never runs inside another evaluation's timing (for up
         # to SHARED_HOLD_S); during this evaluation's own timing the lock is held exclusively and this is a no-op
-        answer, blobs = (runner or self.runner).request(
+        target = runner or self.runner
+        before = target.deadline
+        answer, blobs = target.request(
             header, max_blob_bytes, gpu_lock=self.timing_lock if self.ref.device.type == "cuda" else None)
+        self._credit(target.deadline - before, already=target)  # its wait for the lock: every runner's
         error = answer.get("error")
         if error is not None:
             status = error.get("status") if isinstance(error, dict) else None
@@ -619,6 +622,17 @@ class Session:
             message = str(error.get("message", "") if isinstance(error, dict) else error)[:4000]
             raise Verdict(status, message or "the candidate failed")
         return answer, blobs
+
+    def _credit(self, seconds: float, already: RunnerProcess | None = None) -> None:
+        """Move the deadlines of this evaluation's runners (but ``already``, credited by its own request) by
+        ``seconds`` the judge waited for the GPU lock: other evaluations' time, not the candidate's. A wait credited
+        to the probe runner alone was lost to the timing that follows and to a replacement probe runner (which
+        starts from the main runner's deadline), so busy neighbours could push an honest module to ``timeout``
+        (attacker review 12, reasoned)."""
+        if seconds > 0:
+            for runner in {id(r): r for r in (self.runner, self.probe_runner) if r is not None}.values():
+                if runner is not already:
+                    runner.deadline += seconds
 
     def _fresh_seed(self) -> int:
         return self.ref.seeds.next()
@@ -1032,7 +1046,9 @@ class Session:
         if lock is None:
             yield state
             return
+        waiting = time.monotonic()
         state["quiet"] = lock.acquire(max_hold_s=TIMING_HOLD_S)
+        self._credit(time.monotonic() - waiting)  # behind other evaluations' timings: not the candidate's time
         try:
             yield state
         finally:

@@ -449,3 +449,33 @@ def test_a_stage_entered_again_is_recorded_where_it_last_ended():
         record_stage_end(record, stage, peak)
     assert list(record) == ["correctness", "probe_runner", "hacking", "timing"]
     assert list(record.values()) == sorted(record.values())
+
+
+def test_the_judges_waits_for_the_gpu_lock_are_never_the_candidates_time():
+    """A wait for the GPU lock is other evaluations' time: credited to every runner of the evaluation, the timing's
+    exclusive wait too (it was credited to none; a probe request's wait only to the probe runner, and lost to the
+    timing and to a replacement probe runner: attacker review 12, reasoned)."""
+    import time
+    from types import SimpleNamespace
+
+    import torch
+
+    from drk.gym.judge import Session
+
+    class SlowLock:
+        def acquire(self, max_hold_s=None):
+            time.sleep(0.3)
+            return True
+
+        def release(self):
+            pass
+
+    session = object.__new__(Session)
+    main, probe = SimpleNamespace(deadline=100.0), SimpleNamespace(deadline=200.0)
+    session.runner, session.probe_runner = main, probe
+    session.ref, session.timing_lock = SimpleNamespace(device=torch.device("cuda")), SlowLock()
+    with session._gpu_to_ourselves() as state:
+        assert state["quiet"] is True
+    assert main.deadline >= 100.3 and probe.deadline >= 200.3
+    session._credit(5.0, already=probe)  # a probe request's own wait, already on the probe runner's clock
+    assert main.deadline >= 105.3 and 200.3 <= probe.deadline < 201.0
