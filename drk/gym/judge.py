@@ -66,8 +66,9 @@ MAX_PROBE_RUNNERS = 1 + 2 * sum(n for variant, n in PROBE_CALLS.items() if varia
 #: DISABLED_CALL_FLOOR_S seconds; past that it is stuck without its kernels, which is what "the kernels matter" means
 #: (its process is replaced for the next calls, as after a death). Unbounded, an honest kernel whose host loop waits on
 #: a count its kernel writes spun until the candidate's whole time was gone: ``timeout``, 4 runs in 4
-#: (``legit_progress_loop``, attacker review 11). A decoy cannot use the bound: it would have to be slow only in the
-#: calls it cannot tell apart, and a control call is never bounded but by the candidate's own time.
+#: (``legit_progress_loop``, attacker review 11). Control calls after a process's first are held to the same bound,
+#: past which they are the candidate's ``timeout`` (``Session._control_call``): a decoy would have to be slow only in
+#: the calls it cannot tell apart, and being killed at the bound no longer tells it which kind a call was.
 DISABLED_CALL_FACTOR, DISABLED_CALL_FLOOR_S = 10.0, 2.0
 #: Wall milliseconds per timing round allowed for the two requests and answers crossing the pipes (`go` and the
 #: sampled `fetch`; the judge's own rounds have none); with ``timing_slack_ms`` per call it bounds the work a candidate could hide outside its reported times.
@@ -81,6 +82,14 @@ _BEFORE_CANDIDATE = ("startup", "calibration")
 
 class _StuckWithoutKernels(Exception):
     """A call with the kernels disabled that did not finish within its bound (:meth:`Session._disabled_call`)."""
+
+
+class _PastTheBound(Exception):
+    """A probe call that did not finish within the probes' bound (:meth:`Session._call_within_bound`)."""
+
+    def __init__(self, allowed_s: float) -> None:
+        super().__init__(allowed_s)
+        self.allowed_s = allowed_s
 
 
 class ProbeUnavailable(RuntimeError):
@@ -805,14 +814,15 @@ class Session:
                 break
         return spec, [_detach(x) for x in out]
 
-    def _probe_outcome(self, probe: RunnerProcess, variant: str, mode: str,
-                       per_pass: dict[str, Any]) -> tuple[str, RunnerProcess | None]:
+    def _probe_outcome(self, probe: RunnerProcess, variant: str, mode: str, per_pass: dict[str, Any],
+                       leading: bool = False) -> tuple[str, RunnerProcess | None]:
         """One probe call on fresh inputs: the hack reason it shows ('' for none), and the probe runner for the next
-        call (``None``: it died in this one, and the next calls need a fresh one)."""
+        call (``None``: it died in this one, and the next calls need a fresh one). ``leading``: a control call known
+        to be one (a pass's or a process's first), bounded by the candidate's time alone."""
         spec, expected = self.probe_input(mode)
         numel = max((x.numel() for x in expected if isinstance(x, torch.Tensor)), default=0)
         if variant == "control":
-            self._control_call(probe, spec, expected, numel)
+            self._control_call(probe, spec, expected, numel, leading=leading)
             return "", probe
         try:
             wrong = self._disabled_call(probe, variant, spec, expected, numel)
@@ -854,31 +864,55 @@ class Session:
         comparison = C.compare_outputs(expected, self.fetch(0, expected, runner=probe), self.cfg.atol, self.cfg.rtol)
         return "" if comparison.ok else comparison.message
 
-    def _disabled_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
-                       numel: int) -> str:
-        """:meth:`_probe_call` with the kernels disabled, within :data:`DISABLED_CALL_FACTOR` times the longest
-        control call so far (at least :data:`DISABLED_CALL_FLOOR_S`). Raises :class:`_StuckWithoutKernels` past that
-        bound, ``wire.WireTimeout`` when the candidate's own time runs out first."""
+    def _call_within_bound(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
+                           numel: int) -> str:
+        """:meth:`_probe_call` within :data:`DISABLED_CALL_FACTOR` times the longest control call so far (at least
+        :data:`DISABLED_CALL_FLOOR_S`). Raises :class:`_PastTheBound` past that bound, ``wire.WireTimeout`` when the
+        candidate's own time runs out first."""
         own = probe.deadline
         floor = float(self.payload.get("disabled_call_floor_s", DISABLED_CALL_FLOOR_S))  # tests set it
-        bound = time.monotonic() + max(floor, DISABLED_CALL_FACTOR * self.longest_control_s)
+        allowed = max(floor, DISABLED_CALL_FACTOR * self.longest_control_s)
+        bound = time.monotonic() + allowed
         if bound >= own:
             return self._probe_call(probe, variant, spec, expected, numel)
         probe.deadline = bound
         try:
             return self._probe_call(probe, variant, spec, expected, numel)
         except wire.WireTimeout:
-            raise _StuckWithoutKernels from None
+            raise _PastTheBound(allowed) from None
         finally:
             probe.deadline = own + (probe.deadline - bound)  # a wait for the GPU lock moved it: the same for both
 
-    def _control_call(self, probe: RunnerProcess, spec: CallSpec, expected: list[Any], numel: int) -> None:
+    def _disabled_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
+                       numel: int) -> str:
+        """:meth:`_probe_call` with the kernels disabled; :class:`_StuckWithoutKernels` past the probes' bound."""
+        try:
+            return self._call_within_bound(probe, variant, spec, expected, numel)
+        except _PastTheBound:
+            raise _StuckWithoutKernels from None
+
+    def _control_call(self, probe: RunnerProcess, spec: CallSpec, expected: list[Any], numel: int,
+                      leading: bool = False) -> None:
         """A probe call with the kernels running, as in the real run: its outputs must be right. A module that
         answered wrong only in the probe runner (which it can tell from the host's load, its memory or its argv) made
-        the disabled calls look like "the kernels matter": judged ``correct`` (attacker review 9, 2026-12-02)."""
+        the disabled calls look like "the kernels matter": judged ``correct`` (attacker review 9, 2026-12-02).
+
+        Only a process's first call (``leading``: known to be a control call) is bounded by the candidate's time
+        alone; the others are held to the disabled calls' bound, past which they are the candidate's ``timeout``.
+        When they were not, being killed at the bound told a decoy (in its next process, through a host-wide
+        channel) that the call had been a disabled one, and it could learn the order (attacker review 12,
+        simulated: ``correct`` 13 % of the time at the default limit)."""
         started = time.monotonic()
         try:
-            wrong = self._probe_call(probe, "control", spec, expected, numel)
+            if leading:
+                wrong = self._probe_call(probe, "control", spec, expected, numel)
+            else:
+                wrong = self._call_within_bound(probe, "control", spec, expected, numel)
+        except _PastTheBound as past:
+            raise Verdict("timeout", f"run again by the judge in a process of its own, with its Triton kernels "
+                          f"enabled, a call of your module took more than {past.allowed_s:.1f} s "
+                          f"({DISABLED_CALL_FACTOR:g} x its slowest earlier call there): its calls must take about "
+                          f"the same time") from None
         except wire.WireTimeout:
             raise
         except wire.WireError as exc:
@@ -901,12 +935,16 @@ class Session:
         # each pass starts with a control call: what an honest module builds on first use (a table, a constant) is
         # built with its kernels running, not left unwritten by a disabled call and cached for every later call
         # (legit_lazy_constant: incorrect about half the time, attacker review 10)
+        leading = len(rounds.MODES)
         calls = [("control", mode) for mode in rounds.MODES] + calls
         with self._reference_as_built():
-            for variant, mode in calls:
-                if probe is None:  # its process died in the last call: the rest run in a fresh one
+            for index, (variant, mode) in enumerate(calls):
+                if probe is None:  # its process died or was stuck in the last call: the rest run in a fresh one,
+                    # which starts with a control call known to be one (its import and first compiles are not held
+                    # to the bound of the calls after it, and it tells the module nothing)
                     probe = self._ready(self._another_probe_runner())
-                reason, probe = self._probe_outcome(probe, variant, mode, per_pass)
+                    _, probe = self._probe_outcome(probe, "control", mode, per_pass, leading=True)
+                reason, probe = self._probe_outcome(probe, variant, mode, per_pass, leading=index < leading)
                 if reason:
                     reasons.add(reason)
         claimed = evidence_answer.get("tripwires")

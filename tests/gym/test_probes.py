@@ -168,3 +168,29 @@ def test_a_disabled_call_never_finds_the_last_calls_answer_in_freed_memory():
         digests = _probe_round_digests(example_candidate(name), [(v, seed) for seed in seeds for v in ("control", "noop")])
         stale = [seed for seed, control, noop in zip(seeds, digests[::2], digests[1::2]) if noop == control]
         assert not stale, f"{name}: the disabled call gave the control call's answer (seeds {stale})"
+
+
+def test_a_control_call_past_the_probes_bound_is_the_candidates_timeout():
+    """A call with the kernels disabled is abandoned at 10 x the slowest control call (at least 2 s). When control
+    calls were not held to the same bound, being killed there told a decoy (in its next process) that the call was a
+    disabled one (attacker review 12). A module slow only in its probe process's later calls, whatever their kind, is
+    now the candidate's ``timeout`` at its first such control call; before, every such control call was waited for
+    and it was ``correct``."""
+    from drk.examples import example_candidate, example_problem
+
+    slow_later = example_candidate("good").replace("class ModelNew(nn.Module):", '''import sys as _sys, time as _time
+_PROBE, _SEEN = "noprofiler" in _sys.argv, []
+
+
+class ModelNew(nn.Module):
+    def __call__(self, *args):
+        started = _time.monotonic()
+        if _PROBE and len(_SEEN) >= 2:  # a process's first two calls are known control calls: fast there
+            _time.sleep(20 * max(_SEEN[:2]) + 2.5)
+        out = super().__call__(*args)
+        _SEEN.append(_time.monotonic() - started)
+        return out
+''', 1)
+    assert "_PROBE" in slow_later
+    result = evaluate(example_problem(), slow_later, device="cpu", config=EvalConfig(timeout_s=150))
+    assert result.status == "timeout" and "slowest earlier call" in (result.error or ""), (result.status, result.error)
