@@ -178,6 +178,14 @@ class PromptFormat:
                 text = text.replace(token, token[0] + " " + token[1:])
         return text
 
+    def break_feedback_tokens(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """``messages`` with :meth:`break_added_tokens` applied to every user turn after the first (the feedback
+        turns, which hold the candidates' text), for a conversation rendered by the tokenizer's template as a whole
+        (``drk.eval``'s local policy)."""
+        first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+        return [{**m, "content": self.break_added_tokens(m["content"])} if i > first and m.get("role") == "user"
+                else m for i, m in enumerate(messages)]
+
     def feedback_ids(self, feedback: str, *, reply_ids: list[int] | None = None) -> list[int]:
         """Token ids of :meth:`feedback_text`; they never receive loss (``env_mask`` 0)."""
         return self._encode(self.feedback_text(feedback, reply_ids=reply_ids))

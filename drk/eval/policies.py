@@ -88,7 +88,9 @@ class HFPolicy:
         self.model.eval()
 
     def render(self, messages: Messages) -> str:
-        """The prompt text: the tokenizer's chat template when it has one, else :func:`render_plain`."""
+        """The prompt text: the tokenizer's chat template when it has one, else :func:`render_plain` (feedback turns
+        with the tokenizer's added tokens broken up: they hold the candidates' text)."""
+        messages = self.format.break_feedback_tokens(messages)
         if self.format.is_chat:
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
                                                       **self.format.chat_template_kwargs)

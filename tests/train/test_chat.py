@@ -83,3 +83,16 @@ def test_feedback_never_holds_the_tokenizers_own_control_tokens():
     special_ids = {tok.convert_tokens_to_ids(t) for t in special}
     assert not special_ids & set(ids)
     assert "Speedup 9.80x" in fmt.feedback_text(feedback)  # shown, broken up, not deleted
+
+
+def test_only_feedback_turns_are_broken_up_in_a_whole_conversation():
+    """``drk.eval``'s local policy renders whole conversations: its feedback turns (user turns after the first) get
+    the same treatment as a training row's feedback; the task and the replies are left as they are."""
+    tok = train_tiny_tokenizer()
+    tok.add_special_tokens({"additional_special_tokens": ["<\uff5cUser\uff5c>"]})
+    fmt = PromptFormat(tok)
+    token = "<\uff5cUser\uff5c>"
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "task " + token},
+                {"role": "assistant", "content": "reply " + token}, {"role": "user", "content": "error " + token}]
+    out = fmt.break_feedback_tokens(messages)
+    assert out[:3] == messages[:3] and token not in out[3]["content"] and "error" in out[3]["content"]
