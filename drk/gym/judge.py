@@ -80,12 +80,9 @@ MAX_STDOUT_TAIL = 64 * 1024
 _BEFORE_CANDIDATE = ("startup", "calibration")
 
 
-class _StuckWithoutKernels(Exception):
-    """A call with the kernels disabled that did not finish within its bound (:meth:`Session._disabled_call`)."""
-
-
 class _PastTheBound(Exception):
-    """A probe call that did not finish within the probes' bound (:meth:`Session._call_within_bound`)."""
+    """A probe call that did not finish within the probes' bound (:meth:`Session._call_within_bound`): with the
+    kernels disabled, stuck without them ("the kernels matter"); with them running, the candidate's ``timeout``."""
 
     def __init__(self, allowed_s: float) -> None:
         super().__init__(allowed_s)
@@ -639,8 +636,8 @@ class Session:
         starts from the main runner's deadline), so busy neighbours could push an honest module to ``timeout``
         (attacker review 12, reasoned)."""
         if seconds > 0:
-            for runner in {id(r): r for r in (self.runner, self.probe_runner) if r is not None}.values():
-                if runner is not already:
+            for runner in (self.runner, self.probe_runner):
+                if runner is not None and runner is not already:
                     runner.deadline += seconds
 
     def _fresh_seed(self) -> int:
@@ -825,8 +822,8 @@ class Session:
             self._control_call(probe, spec, expected, numel, leading=leading)
             return "", probe
         try:
-            wrong = self._disabled_call(probe, variant, spec, expected, numel)
-        except _StuckWithoutKernels:
+            wrong = self._call_within_bound(probe, variant, spec, expected, numel)
+        except _PastTheBound:
             return "", None  # it could not finish without its kernels: they matter; the stuck process is replaced
         except Verdict as failure:
             if mentions_out_of_memory(failure.error):
@@ -882,14 +879,6 @@ class Session:
             raise _PastTheBound(allowed) from None
         finally:
             probe.deadline = own + (probe.deadline - bound)  # a wait for the GPU lock moved it: the same for both
-
-    def _disabled_call(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
-                       numel: int) -> str:
-        """:meth:`_probe_call` with the kernels disabled; :class:`_StuckWithoutKernels` past the probes' bound."""
-        try:
-            return self._call_within_bound(probe, variant, spec, expected, numel)
-        except _PastTheBound:
-            raise _StuckWithoutKernels from None
 
     def _control_call(self, probe: RunnerProcess, spec: CallSpec, expected: list[Any], numel: int,
                       leading: bool = False) -> None:
