@@ -1,6 +1,7 @@
 """Where does run-to-run timing noise come from? (GPU; no sandbox, no judge: drk's round loop alone.)
 
     python benchmarks/timing_noise.py [--processes 4] [--repeats 3] [--cpu-load N] [--head-start-cycles C]
+                                      [--flush-overlap] [--candidates good attack_side_stream_launder ...]
 
 For the relu2 and matmul examples, times the reference and the good candidate with :func:`drk.gym.rounds.run_round`
 (the loop both sides of an evaluation run: lazy inputs, 512 MB L2 flush, events) in ``--repeats`` rounds of 100
@@ -12,6 +13,11 @@ CUDA context), not the timer; if it varies within a process, it is the loop or t
 ``--head-start-cycles C`` queues C GPU cycles of busy-waiting before each call's start event
 (``rounds.run_round(head_start_cycles=)``). If the busy host moves the times and the head start removes that, the
 host's latency between ``start`` and the launch is the noise.
+
+``--flush-overlap`` records ``start`` while the flush still runs (``run_round(sync_before_start=False)``, drk's
+loop before 2026-12-03): with it and without, the difference in the honest speedups is what the synchronise before
+``start`` costs, and the difference in ``attack_side_stream_launder``'s is what it closed. ``--candidates`` names the
+candidates timed against the reference (each problem's that exist; default ``good``).
 """
 
 from __future__ import annotations
@@ -47,31 +53,38 @@ class SyncedInputs(rounds.LazyInputs):
         return inputs
 
 
-def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = False) -> dict:
+def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = False, flush_overlap: bool = False,
+                candidates: tuple[str, ...] = ("good",)) -> dict:
     device = torch.device("cuda", 0)
     flush = torch.empty(512 * 2**20 // 4, dtype=torch.float32, device=device)
     out = {}
     for name in ("relu2", "matmul"):
         problem = _module(EXAMPLES_ROOT / name / "problem.py", f"p_{name}")
-        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
-            handle.write((EXAMPLES_ROOT / name / "candidates" / "good.py").read_text())
-        candidate = _module(handle.name, f"c_{name}")
         ref = problem.Model(*problem.get_init_inputs()).to(device)
-        cand = candidate.ModelNew(*problem.get_init_inputs()).to(device)
-        rows = []
-        for r in range(repeats + 1):  # the first is a warm-up
-            specs = [rounds.CallSpec(1000 * r + i) for i in range(100)]
-            got = {}
-            for side, model in (("ref", ref), ("cand", cand)):
-                lates: list[float] = []
-                times, _ = rounds.run_round(model, (SyncedInputs if sync_inputs else rounds.LazyInputs)(problem, specs, device), ["eval"] * 100,
-                                            device=device, flush=flush, keep=lambda *a: None, lates=lates,
-                                            head_start_cycles=head_start_cycles)
-                got[side] = (statistics.median(times), statistics.median(lates))
-            if r:
-                rows.append({"ref_ms": got["ref"][0], "cand_ms": got["cand"][0], "speedup": got["ref"][0] / got["cand"][0],
-                             "ref_late_ms": got["ref"][1], "cand_late_ms": got["cand"][1]})
-        out[name] = rows
+        for cand_name in candidates:
+            path = EXAMPLES_ROOT / name / "candidates" / f"{cand_name}.py"
+            if not path.exists():
+                continue
+            with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+                handle.write(path.read_text())
+            candidate = _module(handle.name, f"c_{name}_{cand_name}")
+            cand = candidate.ModelNew(*problem.get_init_inputs()).to(device)
+            rows = []
+            for r in range(repeats + 1):  # the first is a warm-up
+                specs = [rounds.CallSpec(1000 * r + i) for i in range(100)]
+                got = {}
+                for side, model in (("ref", ref), ("cand", cand)):
+                    lates: list[float] = []
+                    inputs = (SyncedInputs if sync_inputs else rounds.LazyInputs)(problem, specs, device)
+                    times, _ = rounds.run_round(model, inputs, ["eval"] * 100, device=device, flush=flush,
+                                                keep=lambda *a: None, lates=lates, head_start_cycles=head_start_cycles,
+                                                sync_before_start=not flush_overlap)
+                    got[side] = (statistics.median(times), statistics.median(lates))
+                if r:
+                    rows.append({"ref_ms": got["ref"][0], "cand_ms": got["cand"][0],
+                                 "speedup": got["ref"][0] / got["cand"][0],
+                                 "ref_late_ms": got["ref"][1], "cand_late_ms": got["cand"][1]})
+            out[f"{name}:{cand_name}"] = rows
     return out
 
 
@@ -82,10 +95,13 @@ def main() -> None:
     parser.add_argument("--cpu-load", type=int, default=0, help="busy processes running meanwhile")
     parser.add_argument("--head-start-cycles", type=int, default=0)
     parser.add_argument("--sync-inputs", action="store_true", help="synchronise after making each call's inputs")
+    parser.add_argument("--flush-overlap", action="store_true", help="record start while the flush runs (no sync)")
+    parser.add_argument("--candidates", nargs="+", default=["good"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(one_process(args.repeats, args.head_start_cycles, args.sync_inputs)))
+        print(json.dumps(one_process(args.repeats, args.head_start_cycles, args.sync_inputs, args.flush_overlap,
+                                     tuple(args.candidates))))
         return
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_load)]
     try:
@@ -97,16 +113,17 @@ def main() -> None:
 
 def run_children(args: argparse.Namespace) -> None:
     print(f"cpu load {args.cpu_load} processes, head start {args.head_start_cycles} cycles, "
-          f"inputs synchronised {args.sync_inputs}", flush=True)
+          f"inputs synchronised {args.sync_inputs}, start during the flush {args.flush_overlap}", flush=True)
     for p in range(args.processes):
         text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats),
-                               "--head-start-cycles", str(args.head_start_cycles)]
-                              + (["--sync-inputs"] if args.sync_inputs else []),
+                               "--head-start-cycles", str(args.head_start_cycles), "--candidates", *args.candidates]
+                              + (["--sync-inputs"] if args.sync_inputs else [])
+                              + (["--flush-overlap"] if args.flush_overlap else []),
                               capture_output=True, text=True, check=True).stdout
         for name, rows in json.loads(text.strip().splitlines()[-1]).items():
             cells = "  ".join(f"{r['speedup']:.4f} (ref {r['ref_ms']:.4f} cand {r['cand_ms']:.4f} "
                               f"late {r['ref_late_ms']:.3f}/{r['cand_late_ms']:.3f})" for r in rows)
-            print(f"process {p} {name:6s} {cells}", flush=True)
+            print(f"process {p} {name:32s} {cells}", flush=True)
 
 
 if __name__ == "__main__":

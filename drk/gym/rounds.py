@@ -2,7 +2,7 @@
 
 The judge runs rounds of the trusted reference in its own process; the candidate's runner runs rounds of
 ``ModelNew`` in the sandbox. A round is: make the inputs of every call from seeds the judge chose (untimed), then
-``go``: for each call, flush L2, record, call, record, synchronise the whole device; finally compute cheap
+``go``: for each call, flush L2, synchronise, record, call, record, synchronise the whole device; finally compute cheap
 checksums (*digests*) of every output and input. Correctness rounds and timing rounds are the same operation, so
 the candidate cannot tell them apart, and every call's outputs are checked (by digest) whether or not it was timed.
 
@@ -109,7 +109,8 @@ SETTLE_SLACK_MS = 0.05
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
               device: torch.device, flush: torch.Tensor | None,
               keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
-              lates: list[float] | None = None, head_start_cycles: int = 0) -> tuple[list[float], list[Any]]:
+              lates: list[float] | None = None, head_start_cycles: int = 0,
+              sync_before_start: bool = True) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
@@ -119,9 +120,17 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     the reference's (:data:`SETTLE_SLACK_MS`) and charges such work when the candidate's is larger. Both sides run
     the same loop. On CPU the clock is ``perf_counter`` and ``lates`` get 0.
 
+    On CUDA the whole device is synchronised after the flush, before ``start`` is recorded, so ``start`` marks an
+    idle GPU: work a call puts on a stream of its own (one that never waits for the current stream) cannot run
+    during the flush, before ``start``, where no event sees it (``attack_side_stream_launder`` got 2.78x where
+    honest relu2 kernels got ~2x on an H200, 2026-12-03, without it). The price: the host's latency from ``start``
+    to the call's first launch is inside every call's time, on both sides (as in KernelBench's timer).
+    ``sync_before_start=False`` (an experiment of ``benchmarks/timing_noise.py``, never in evaluations) leaves the
+    flush running when ``start`` is recorded, to measure that price.
+
     ``head_start_cycles`` (CUDA; an experiment of ``benchmarks/timing_noise.py``, 0 in evaluations): queue that many
-    GPU cycles of busy-waiting after the flush, before ``start``, so a host that is slow to reach the call (a busy
-    machine) does not put its latency inside ``start -> end``.
+    GPU cycles of busy-waiting before ``start``, so a host that is slow to reach the call (a busy machine) does not
+    put its latency inside ``start -> end`` (it reopens the window above: a side stream can run meanwhile).
 
     ``input_sets`` may be a :class:`LazyInputs` (each set made just before its call, untimed, and dropped after it);
     ``keep(index, inputs, outputs)`` says what to keep of each call (default: the outputs), so a round of big
@@ -137,6 +146,8 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
         inputs = input_sets[index]
         if flush is not None:
             flush.zero_()
+        if cuda and sync_before_start:
+            torch.cuda.synchronize(device)
         if cuda and head_start_cycles:
             torch.cuda._sleep(head_start_cycles)
         try:
