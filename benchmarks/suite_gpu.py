@@ -77,7 +77,9 @@ def main() -> None:
         print(f"[{policy}] mean seconds per stage: " + ", ".join(f"{k} {v}" for k, v in stages.items())
               + f"; mean evaluation {pd.Series([r.elapsed_s for r in results]).mean():.1f} s")
         peaks = pd.Series([r.judge_gpu_mb for r in results], dtype=float) / 1024
-        print(f"[{policy}] judge GPU peak GiB: median {peaks.median():.1f}, max {peaks.max():.1f}; retried alone "
+        allocated = pd.Series([r.judge_gpu_allocated_mb for r in results], dtype=float) / 1024
+        print(f"[{policy}] judge GPU peak GiB: median {peaks.median():.1f}, max {peaks.max():.1f} (in live tensors: "
+              f"median {allocated.median():.1f}, max {allocated.max():.1f}); retried alone "
               f"after running out of memory: {sum('lone_retry' in (r.stage_s or {}) for r in results)}")
         by_stage = pd.DataFrame([r.judge_gpu_mb_by_stage or {} for r in results]) / 1024
         if not by_stage.empty:  # the running peak as each stage ended: where the judge's footprint comes from
@@ -95,7 +97,8 @@ def _print_result(label: tuple, result) -> None:
     (problem, kind), r = label, result
     stages = " ".join(f"{k}={v:.1f}" for k, v in (r.stage_s or {}).items())
     speedup = f"{r.speedup:.2f}x" if r.speedup else "-"
-    print(f"  {problem.key} {kind}: {r.status} {speedup} {r.elapsed_s:.1f}s judge_peak_mb={r.judge_gpu_mb} | "
+    print(f"  {problem.key} {kind}: {r.status} {speedup} {r.elapsed_s:.1f}s judge_peak_mb={r.judge_gpu_mb} "
+          f"(allocated {r.judge_gpu_allocated_mb}) | "
           f"stages (s): {stages}", flush=True)
 
 

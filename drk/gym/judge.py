@@ -373,6 +373,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
                 session.note_gpu_peak()
                 out["judge_gpu_mb_by_stage"] = dict(session.gpu_mb_by_stage)
             out["judge_gpu_mb"] = _reserved_mb(device)
+            out["judge_gpu_allocated_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
     finally:  # every descriptor handed in is closed here, exactly once (a judge serves the next evaluation next)
         if session is not None:
             probe_runner = session.probe_runner  # given now, or asked for on the way

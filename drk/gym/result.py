@@ -81,6 +81,9 @@ class EvalResult:
     timing_charge_ms: float | None = None  # GPU: unaccounted ms per call beyond the slack, added to kernel_ms
     candidate_output_bytes: int = 0  # bytes the candidate's process wrote to stdout/stderr (kept: the last 64 KiB)
     judge_gpu_mb: float | None = None  # GPU: the judge process's peak reserved memory (how a Pool sizes admissions)
+    #: GPU: the judge's peak of memory in live tensors (MiB); far below ``judge_gpu_mb``, the rest is the caching
+    #: allocator's unused reserve (fragmentation), not data the judge needs
+    judge_gpu_allocated_mb: float | None = None
     #: GPU: the judge's running peak (MiB) as each stage ended: which stage its footprint comes from (None on CPU:
     #: an empty mapping has no Parquet type)
     judge_gpu_mb_by_stage: dict[str, float] | None = None

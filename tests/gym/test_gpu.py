@@ -105,6 +105,7 @@ def test_cuda_fault_is_isolated(relu2):
     assert good.status == "correct"
     # the judge's own peak, what a Pool sizes its admissions by: relu2's 256 MB input and output at least
     assert good.judge_gpu_mb is not None and good.judge_gpu_mb >= 512
+    assert 512 <= good.judge_gpu_allocated_mb <= good.judge_gpu_mb  # live tensors within what was reserved
     # where it comes from: the running peak as each stage ended, from the reference on, never above the whole
     by_stage = good.judge_gpu_mb_by_stage
     assert "reference" in by_stage and "timing" in by_stage, by_stage
