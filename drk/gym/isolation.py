@@ -215,7 +215,10 @@ def sandbox_env(device: str) -> dict[str, str]:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TRITON_CACHE_DIR": "/tmp/triton",
            "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor", "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
-    for key in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TRITON_PTXAS_PATH", "DRK_WARM_PROFILER"):
+    # PYTORCH_CUDA_ALLOC_CONF: the caller's allocator settings hold in the runners too (expandable_segments can
+    # shrink a process's reserve; the judge, a child of the caller, already has them)
+    for key in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TRITON_PTXAS_PATH", "DRK_WARM_PROFILER",
+                "PYTORCH_CUDA_ALLOC_CONF"):
         if key in os.environ:
             env[key] = os.environ[key]
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -243,3 +243,13 @@ def test_registered_secrets_read_empty_inside_the_sandbox(tmp_path, level):
         shutil.rmtree(base, ignore_errors=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0", "0"]
+
+
+def test_the_runners_environment_is_the_callers_only_where_named(monkeypatch):
+    """A runner gets none of the caller's environment but what torch and CUDA need: the allocator's settings pass
+    (a caller that sets expandable_segments means its runners too), a secret does not."""
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    monkeypatch.setenv("DRK_SOME_SECRET", "s3cret")
+    env = isolation.sandbox_env("cuda")
+    assert env["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+    assert "DRK_SOME_SECRET" not in env and env["TRITON_INTERPRET"] == "0"
