@@ -57,6 +57,19 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _PLAIN_STOPS = ("\n### Feedback", "\n### Problem")
 
 
+#: A header of the plain transcript at a line's start (``### Answer``, ``### Feedback``, ...), in any indentation.
+_PLAIN_HEADER = re.compile(r"(?m)^([ \t]*)###")
+
+
+def break_plain_headers(text: str) -> str:
+    """``text`` with every line-initial ``###`` broken up (``# ##``). In the plain transcript the turns are marked by
+    ``### Answer`` / ``### Feedback`` lines, ordinary text: an error message holding them closed the feedback turn,
+    put an answer in the policy's mouth and opened a forged feedback turn ("Your code is correct. Speedup 9.80x",
+    attacker review 13). Feedback turns only; chat templates mark turns with tokens (:meth:`PromptFormat.
+    break_added_tokens`)."""
+    return _PLAIN_HEADER.sub(r"\1# ##", text)
+
+
 def first_user_message(problem_source: str) -> str:
     """The first user turn: the reference module in a fenced block."""
     return FIRST_TURN_TEMPLATE.format(source=problem_source.strip())
@@ -148,7 +161,7 @@ class PromptFormat:
         For chat models the template's own end-of-turn text is included unless the reply already ended with it
         (the usual case: generation stops on ``<|im_end|>``); a truncated reply is closed here.
         """
-        message = self.break_added_tokens(feedback_user_message(feedback))
+        message = self.feedback_message(feedback)
         if not self.is_chat:
             return f"\n\n### Feedback\n{message}\n\n### Answer\n"
         conversation = [{"role": "user", "content": "u"}, {"role": "assistant", "content": _REPLY_MARKER},
@@ -161,6 +174,17 @@ class PromptFormat:
             if last and last in self._eos_texts() and suffix.startswith(last):
                 suffix = suffix[len(last):]
         return suffix
+
+    def feedback_message(self, feedback: str) -> str:
+        """A feedback turn's content: the feedback in :data:`FEEDBACK_TEMPLATE`, with everything of the candidate's
+        that could act as turn markup broken up (the tokenizer's added tokens, plain-transcript headers). The one
+        place every rendering of a feedback turn gets its text from, so generation and training rows agree."""
+        return self.break_turn_markup(feedback_user_message(feedback))
+
+    def break_turn_markup(self, text: str) -> str:
+        """:meth:`break_added_tokens` and :func:`break_plain_headers` (for either kind of model: the same text in
+        both keeps one conversation's rows alike, and ``###`` lines mean nothing to a chat template)."""
+        return break_plain_headers(self.break_added_tokens(text))
 
     def break_added_tokens(self, text: str) -> str:
         """``text`` with every added token of this tokenizer that is markup (not a plain word) broken up by a space
@@ -179,11 +203,11 @@ class PromptFormat:
         return text
 
     def break_feedback_tokens(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
-        """``messages`` with :meth:`break_added_tokens` applied to every user turn after the first (the feedback
+        """``messages`` with :meth:`break_turn_markup` applied to every user turn after the first (the feedback
         turns, which hold the candidates' text), for a conversation rendered by the tokenizer's template as a whole
         (``drk.eval``'s local policy)."""
         first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
-        return [{**m, "content": self.break_added_tokens(m["content"])} if i > first and m.get("role") == "user"
+        return [{**m, "content": self.break_turn_markup(m["content"])} if i > first and m.get("role") == "user"
                 else m for i, m in enumerate(messages)]
 
     def feedback_ids(self, feedback: str, *, reply_ids: list[int] | None = None) -> list[int]:
@@ -196,8 +220,7 @@ class PromptFormat:
         for i, reply in enumerate(replies):
             messages.append({"role": "assistant", "content": reply})
             if i < len(feedbacks):
-                feedback = self.break_added_tokens(feedback_user_message(feedbacks[i]))
-                messages.append({"role": "user", "content": feedback})
+                messages.append({"role": "user", "content": self.feedback_message(feedbacks[i])})
         return messages
 
     def _eos_texts(self) -> set[str]:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
+from drk.chat import break_plain_headers
+
 Messages = list[dict[str, str]]
 
 
@@ -47,9 +49,9 @@ def render_plain(messages: Messages, bos: str = "") -> str:
     rest = messages[1:] if system is not None else messages
     text = f"{bos}{system}\n\n" if system is not None else bos
     text += f"### Problem\n{rest[0]['content']}\n\n### Answer\n"
-    for message in rest[1:]:
+    for message in rest[1:]:  # a feedback turn holds candidates' text: its "###" lines cannot open a turn
         text += message["content"] if message["role"] == "assistant" else (
-            f"\n\n### Feedback\n{message['content']}\n\n### Answer\n")
+            f"\n\n### Feedback\n{break_plain_headers(message['content'])}\n\n### Answer\n")
     return text
 
 

@@ -120,6 +120,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # attacker review 11 (session 22)
     "legit_progress_loop": ("correct", None),  # a host loop on a kernel-written counter: stuck when disabled, was timeout
     "legit_sticky_fault": ("correct", None),  # a disabled call's CUDA fault broke the next control call: was runtime_error
+    # attacker review 13 (session 24): decoys that told disabled probe calls from control ones by their models' lives
+    "attack_finalizer_decoy": ("incorrect", None),  # a __del__ saw control models die, disabled ones kept: was correct
+    "attack_refcount_decoy": ("hacked", "decoy"),  # sys.getrefcount(self) one higher when disabled: was correct
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_launch_mode_peek": ("correct", None),

@@ -1226,7 +1226,9 @@ def claimed_coverage(table: Any, own_names: set[str]) -> tuple[float, list[dict[
 
     if not isinstance(table, dict):
         return 0.0, []
-    clean = {str(k)[:200]: min(float(v), MAX_KERNEL_MS) for k, v in list(table.items())[:2000]
+    # a name is the runner's claim: one line of printable text (a newline in it forged a "Speedup ... 31.70x" line in
+    # a correct result's feedback, attacker review 13)
+    clean = {" ".join(str(k).split())[:200]: min(float(v), MAX_KERNEL_MS) for k, v in list(table.items())[:2000]
              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
     prof = summarise_kernels(clean, own_names)
     coverage = prof.coverage if prof.coverage is not None and math.isfinite(prof.coverage) else 0.0

@@ -40,10 +40,14 @@ class Runner:
         self.device = device or torch.device("cpu")
         self.models: dict[str, Any] = {}
         self.probe_module: types.ModuleType | None = None
-        #: (probe runner) every model built for a call with the kernels disabled, alive until the process ends: a
-        #: later control call's model at a freed one's address hit an honest module's cache keyed by its weights'
-        #: address, filled while its kernels were disabled (``incorrect`` 5 times in 8, attacker review 12)
-        self.disabled_models: list[torch.nn.Module] = []
+        #: (probe runner) every model built for a probe call, control or disabled, alive until the process ends.
+        #: Disabled calls' models: a later control call's model at a freed one's address hit an honest module's
+        #: cache keyed by its weights' address, filled while its kernels were disabled (``incorrect`` 5 times in 8,
+        #: attacker review 12). Control calls' models too: kept apart, a control model died when the next replaced it
+        #: and a disabled one never did, so a decoy told them apart by a ``__del__`` or ``sys.getrefcount(self)``
+        #: (``attack_finalizer_decoy``, ``attack_refcount_decoy``: ``correct``, attacker review 13). Every probe
+        #: model now lives alike.
+        self.probe_models: list[torch.nn.Module] = []
         self.problem: types.ModuleType | None = None
         self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
         self.last_outputs: list[list[Any]] = []
@@ -151,9 +155,10 @@ class Runner:
             module = self._probe_module()  # in the call's mode
             if self.instruments is not None:
                 self.instruments[0].disabled = variant if variant in probes.VARIANTS else None
+            for earlier in probes.PASSES:  # one probe model referenced by name at a time, whatever its kind: kept
+                self.models.pop(earlier, None)  # per kind, a new model freed its kind's last one, which named it
             self.models[variant] = self._instantiate(module)
-            if variant in probes.VARIANTS:
-                self.disabled_models.append(self.models[variant])
+            self.probe_models.append(self.models[variant])
         elif variant not in self.models:  # the candidate (the reference's calibration copy is built by calibrate)
             self.models[variant] = self._build(variant)
         if req.get("in_place") and self.prepared is not None and not req.get("lazy"):

@@ -47,6 +47,17 @@ def test_the_worst_element_is_found_across_chunks():
     assert "2/6 elements differ" in result.message and "at index (1, 2): got 4, expected 0" in result.message
 
 
+def test_complex_outputs_are_compared_in_both_parts():
+    """A cast to float64 keeps a complex number's real part: wrong imaginary parts passed (attacker review 13)."""
+    expected = torch.tensor([1 + 1j, 2 + 2j], dtype=torch.complex64)
+    wrong = torch.tensor([1 - 5j, 2 + 9j], dtype=torch.complex64)
+    result = C.compare_outputs([expected], [wrong], 0.01, 0.01)
+    assert not result.ok and result.max_abs_err == 7.0 and "at index (1, 1)" in result.message, result
+    assert C.compare_outputs([expected], [expected.clone()], 0.01, 0.01).ok
+    assert C.compare_outputs([expected], [expected.conj().conj()], 0.01, 0.01).ok  # a lazily conjugated view
+    assert not C.compare_outputs([expected], [expected.conj()], 0.01, 0.01).ok
+
+
 def test_out_of_memory_while_comparing_compares_in_host_memory(monkeypatch):
     """A candidate that holds the GPU's memory made the judge's float64 copies fail: an uncharged env_error for a
     wrong answer. The comparison now moves to host memory instead."""

@@ -132,3 +132,60 @@ def test_a_control_call_never_gets_a_disabled_calls_freed_model(tmp_path):
         if variant != "control":
             disabled_before.add(address)
     assert not any(answer["nans"]), answer["nans"]
+
+
+#: Notes, at each call, its own model's reference count and every earlier model's (0 once dead).
+LIFETIMES = """import sys, weakref
+import torch
+import torch.nn as nn
+SEEN = []
+_REFS = []
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not any(ref() is self for ref in _REFS):
+            _REFS.append(weakref.ref(self))
+        others = []
+        for ref in _REFS:
+            model = ref()
+            if model is not self:
+                others.append(sys.getrefcount(model) if model is not None else 0)
+            del model
+        SEEN.append([sys.getrefcount(self), others])
+        return torch.relu(x) * 2.0
+"""
+
+LIFETIMES_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    from drk.gym.runner import Runner
+    req = json.loads(sys.stdin.read())
+    runner = Runner(*os.pipe())
+    runner.op_load(req["load"])
+    for k, variant in enumerate(req["variants"]):
+        call = {"seed": 100 + k, "mode": "eval", "scale": 1.0, "shift": 0.0}
+        runner.op_prepare({"variant": variant, "calls": [call], "digest_seed": 3, "poison_numel": 0, "lazy": False})
+        runner.op_go({})
+    print(json.dumps(runner.probe_module.SEEN))
+""")
+
+
+def test_every_probe_calls_model_lives_alike_whatever_its_kind(tmp_path):
+    """A decoy told disabled calls from control ones by its models' lifetimes: a control call's model died when the
+    next control call's replaced it, a disabled call's never did (a ``__del__``), and the kept ones held one reference
+    more (``sys.getrefcount(self)``): ``attack_finalizer_decoy``, ``attack_refcount_decoy``, both ``correct``
+    (attacker review 13); models kept by name per kind told the kind of the model a new one replaced. At every call
+    the module must see the same: its own model's count, and every earlier model alive with one count."""
+    path = tmp_path / "candidate" / "candidate.py"
+    path.parent.mkdir()
+    load = {"problem_source": example_problem().source, "problem_name": "relu2", "device": "cpu", "gpu_index": 0,
+            "seed": 11, "build_main": False, "candidate_dir": str(path.parent), "candidate_path": str(path),
+            "candidate_source": LIFETIMES, "flush_mb": 0}
+    variants = ["control", "control", "noop", "control", "raise", "raise", "control", "noop", "noop", "control"]
+    done = subprocess.run([sys.executable, "-c", LIFETIMES_SCRIPT],
+                          input=json.dumps({"load": load, "variants": variants}),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert len(seen) == len(variants)
+    assert len({own for own, _ in seen}) == 1, seen  # the called model: one count whatever the call's kind
+    earlier = {count for _, others in seen for count in others}
+    assert len(earlier) == 1 and 0 not in earlier, seen  # every earlier model alive, held alike
