@@ -2,8 +2,8 @@
 # Every GPU measurement of the environment, in device calls of <= 10 minutes each on one H200; logs under ${OUT:-out/gpu}.
 #   bash benchmarks/gpu_all.sh cv       timing noise (speedup CV over repeated evaluations), with and without spare
 #                                       runners and the profiler warmed in them
-#   bash benchmarks/gpu_all.sh noise    drk's round loop alone, quiet host and busy host, each with start recorded after
-#                                       a synchronise (drk's loop) and during the flush: what the synchronise costs
+#   bash benchmarks/gpu_all.sh noise    drk's round loop alone, quiet host and busy host: raw and charged speedups of
+#                                       honest and side-stream candidates, and the synchronise-before-start experiment
 #   bash benchmarks/gpu_all.sh checks   every example verdict (attacks, legitimate patterns) in the candidate sandbox,
 #                                       with the error of each wrong one (101 examples: all judged in 292 s on an H200, 2026-12-03; 64 of 91 in 545 s in chunks before)
 #   bash benchmarks/gpu_all.sh tests    the GPU tests of drk.gym (but the all-examples one: that is `checks`),
@@ -45,13 +45,13 @@ cv)  # which of a spare runner starting during an evaluation, or the profiler wa
   timeout 150 python3 benchmarks/gym_timing.py --spread relu2 matmul --repeats 0 --batch 0 --workers 8 \
     --pool-copies 8 > "$OUT/cv_pool.log" 2>&1; echo "pool exit $?"; grep -E '^pool|Error' "$OUT/cv_pool.log" ;;
 noise)  # matmul varied 5 % between full evaluations but 0.1 % in the loop alone on a quiet host (2026-12-01)
-  # then: what the synchronise before each call's start (2026-12-03: a side stream cannot overlap the flush) costs
-  # the honest speedups and takes from attack_side_stream_launder, on a quiet host and a busy one
-  for variant in "0 -" "0 --flush-overlap" "24 -" "24 --flush-overlap"; do
+  # then: the flush charge (work a side stream runs during the L2 flush, 2026-12-03) on a quiet host and a busy one,
+  # and the synchronise before start it replaced (the host's launch latency inside every call)
+  for variant in "0 -" "24 -" "0 --sync-before-start"; do
     set -- $variant
-    overlap=${2#-}
-    timeout 100 python3 benchmarks/timing_noise.py --processes 2 --repeats 3 --cpu-load $1 ${overlap:+-$overlap} \
-      --candidates good side_stream attack_side_stream_launder 2>&1 | tee "$OUT/noise_load$1$overlap.log"
+    sync=${2#-}
+    timeout 100 python3 benchmarks/timing_noise.py --processes 2 --repeats 3 --cpu-load $1 ${sync:+-$sync} \
+      --candidates good side_stream attack_side_stream_launder 2>&1 | tee "$OUT/noise_load$1$sync.log"
   done ;;
 checks)
   timeout 540 python3 benchmarks/examples_check.py > "$OUT/examples.log" 2>&1; echo "examples exit $?"

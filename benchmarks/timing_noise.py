@@ -1,7 +1,7 @@
 """Where does run-to-run timing noise come from? (GPU; no sandbox, no judge: drk's round loop alone.)
 
     python benchmarks/timing_noise.py [--processes 4] [--repeats 3] [--cpu-load N] [--head-start-cycles C]
-                                      [--flush-overlap] [--candidates good attack_side_stream_launder ...]
+                                      [--sync-before-start] [--candidates good attack_side_stream_launder ...]
 
 For the relu2 and matmul examples, times the reference and the good candidate with :func:`drk.gym.rounds.run_round`
 (the loop both sides of an evaluation run: lazy inputs, 512 MB L2 flush, events) in ``--repeats`` rounds of 100
@@ -14,9 +14,11 @@ CUDA context), not the timer; if it varies within a process, it is the loop or t
 (``rounds.run_round(head_start_cycles=)``). If the busy host moves the times and the head start removes that, the
 host's latency between ``start`` and the launch is the noise.
 
-``--flush-overlap`` records ``start`` while the flush still runs (``run_round(sync_before_start=False)``, drk's
-loop before 2026-12-03): with it and without, the difference in the honest speedups is what the synchronise before
-``start`` costs, and the difference in ``attack_side_stream_launder``'s is what it closed. ``--candidates`` names the
+Each row prints the raw speedup (``start -> end`` medians), the speedup with the judge's charges applied
+(``rounds.settled_times`` for work left running, ``rounds.flushed_times`` for work run during the flush), and both
+sides' median ``end -> settled`` (late) and ``flushing -> start`` (flush) times. ``--sync-before-start``
+synchronises the device after the flush (``run_round(sync_before_start=True)``), an experiment: nothing can run
+before ``start`` then, but the host's launch latency is inside every call's time. ``--candidates`` names the
 candidates timed against the reference (each problem's that exist; default ``good``).
 """
 
@@ -53,7 +55,7 @@ class SyncedInputs(rounds.LazyInputs):
         return inputs
 
 
-def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = False, flush_overlap: bool = False,
+def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = False, sync_before_start: bool = False,
                 candidates: tuple[str, ...] = ("good",)) -> dict:
     device = torch.device("cuda", 0)
     flush = torch.empty(512 * 2**20 // 4, dtype=torch.float32, device=device)
@@ -75,15 +77,22 @@ def one_process(repeats: int, head_start_cycles: int = 0, sync_inputs: bool = Fa
                 got = {}
                 for side, model in (("ref", ref), ("cand", cand)):
                     lates: list[float] = []
+                    flushes: list[float] = []
                     inputs = (SyncedInputs if sync_inputs else rounds.LazyInputs)(problem, specs, device)
                     times, _ = rounds.run_round(model, inputs, ["eval"] * 100, device=device, flush=flush,
-                                                keep=lambda *a: None, lates=lates, head_start_cycles=head_start_cycles,
-                                                sync_before_start=not flush_overlap)
-                    got[side] = (statistics.median(times), statistics.median(lates))
+                                                keep=lambda *a: None, lates=lates, flushes=flushes,
+                                                head_start_cycles=head_start_cycles,
+                                                sync_before_start=sync_before_start)
+                    got[side] = (times, lates, flushes)
+                (ref_t, ref_l, ref_f), (cand_t, cand_l, cand_f) = got["ref"], got["cand"]
+                charged, _ = rounds.settled_times(cand_t, cand_l, ref_l)
+                charged, _ = rounds.flushed_times(charged, cand_f, ref_f)
+                med = statistics.median
                 if r:
-                    rows.append({"ref_ms": got["ref"][0], "cand_ms": got["cand"][0],
-                                 "speedup": got["ref"][0] / got["cand"][0],
-                                 "ref_late_ms": got["ref"][1], "cand_late_ms": got["cand"][1]})
+                    rows.append({"ref_ms": med(ref_t), "cand_ms": med(cand_t), "speedup": med(ref_t) / med(cand_t),
+                                 "charged": med(ref_t) / med(charged),
+                                 "ref_late_ms": med(ref_l), "cand_late_ms": med(cand_l),
+                                 "ref_flush_ms": med(ref_f), "cand_flush_ms": med(cand_f)})
             out[f"{name}:{cand_name}"] = rows
     return out
 
@@ -95,12 +104,13 @@ def main() -> None:
     parser.add_argument("--cpu-load", type=int, default=0, help="busy processes running meanwhile")
     parser.add_argument("--head-start-cycles", type=int, default=0)
     parser.add_argument("--sync-inputs", action="store_true", help="synchronise after making each call's inputs")
-    parser.add_argument("--flush-overlap", action="store_true", help="record start while the flush runs (no sync)")
+    parser.add_argument("--sync-before-start", action="store_true",
+                        help="synchronise the device after the flush, before start (an experiment)")
     parser.add_argument("--candidates", nargs="+", default=["good"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(one_process(args.repeats, args.head_start_cycles, args.sync_inputs, args.flush_overlap,
+        print(json.dumps(one_process(args.repeats, args.head_start_cycles, args.sync_inputs, args.sync_before_start,
                                      tuple(args.candidates))))
         return
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.cpu_load)]
@@ -113,16 +123,17 @@ def main() -> None:
 
 def run_children(args: argparse.Namespace) -> None:
     print(f"cpu load {args.cpu_load} processes, head start {args.head_start_cycles} cycles, "
-          f"inputs synchronised {args.sync_inputs}, start during the flush {args.flush_overlap}", flush=True)
+          f"inputs synchronised {args.sync_inputs}, synchronised before start {args.sync_before_start}", flush=True)
     for p in range(args.processes):
         text = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats),
                                "--head-start-cycles", str(args.head_start_cycles), "--candidates", *args.candidates]
                               + (["--sync-inputs"] if args.sync_inputs else [])
-                              + (["--flush-overlap"] if args.flush_overlap else []),
+                              + (["--sync-before-start"] if args.sync_before_start else []),
                               capture_output=True, text=True, check=True).stdout
         for name, rows in json.loads(text.strip().splitlines()[-1]).items():
-            cells = "  ".join(f"{r['speedup']:.4f} (ref {r['ref_ms']:.4f} cand {r['cand_ms']:.4f} "
-                              f"late {r['ref_late_ms']:.3f}/{r['cand_late_ms']:.3f})" for r in rows)
+            cells = "  ".join(f"{r['speedup']:.3f} charged {r['charged']:.3f} (ref {r['ref_ms']:.4f} cand "
+                              f"{r['cand_ms']:.4f} late {r['ref_late_ms']:.3f}/{r['cand_late_ms']:.3f} flush "
+                              f"{r['ref_flush_ms']:.4f}/{r['cand_flush_ms']:.4f})" for r in rows)
             print(f"process {p} {name:32s} {cells}", flush=True)
 
 

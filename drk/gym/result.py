@@ -78,6 +78,7 @@ class EvalResult:
     unaccounted_ms: float | None = None  # wall ms per timed call the candidate's reported times did not cover
     timing_quiet: bool | None = None  # whether other evaluations' GPU work had stopped when the timing began
     settle_excess_ms: float | None = None  # median end->settled, candidate minus reference (work left running)
+    flush_excess_ms: float | None = None  # median L2-flush time, candidate minus reference (work run before start)
     timing_charge_ms: float | None = None  # GPU: unaccounted ms per call beyond the slack, added to kernel_ms
     candidate_output_bytes: int = 0  # bytes the candidate's process wrote to stdout/stderr (kept: the last 64 KiB)
     judge_gpu_mb: float | None = None  # GPU: the judge process's peak reserved memory (how a Pool sizes admissions)

@@ -2,7 +2,7 @@
 
 The judge runs rounds of the trusted reference in its own process; the candidate's runner runs rounds of
 ``ModelNew`` in the sandbox. A round is: make the inputs of every call from seeds the judge chose (untimed), then
-``go``: for each call, flush L2, synchronise, record, call, record, synchronise the whole device; finally compute cheap
+``go``: for each call, flush L2, record, call, record, synchronise the whole device; finally compute cheap
 checksums (*digests*) of every output and input. Correctness rounds and timing rounds are the same operation, so
 the candidate cannot tell them apart, and every call's outputs are checked (by digest) whether or not it was timed.
 
@@ -109,8 +109,8 @@ SETTLE_SLACK_MS = 0.05
 def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str], *,
               device: torch.device, flush: torch.Tensor | None,
               keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
-              lates: list[float] | None = None, head_start_cycles: int = 0,
-              sync_before_start: bool = True) -> tuple[list[float], list[Any]]:
+              lates: list[float] | None = None, flushes: list[float] | None = None, head_start_cycles: int = 0,
+              sync_before_start: bool = False) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
@@ -120,13 +120,15 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     the reference's (:data:`SETTLE_SLACK_MS`) and charges such work when the candidate's is larger. Both sides run
     the same loop. On CPU the clock is ``perf_counter`` and ``lates`` get 0.
 
-    On CUDA the whole device is synchronised after the flush, before ``start`` is recorded, so ``start`` marks an
-    idle GPU: work a call puts on a stream of its own (one that never waits for the current stream) cannot run
-    during the flush, before ``start``, where no event sees it (``attack_side_stream_launder`` got 2.78x where
-    honest relu2 kernels got ~2x on an H200, 2026-12-03, without it). The price: the host's latency from ``start``
-    to the call's first launch is inside every call's time, on both sides (as in KernelBench's timer).
-    ``sync_before_start=False`` (an experiment of ``benchmarks/timing_noise.py``, never in evaluations) leaves the
-    flush running when ``start`` is recorded, to measure that price.
+    With a flush on CUDA, a fourth event (``flushing``) is recorded before it: ``flushing -> start`` goes to
+    ``flushes`` when given. Work a call puts on a stream of its own that never waits for the current stream can run
+    during the flush, before ``start``, where no other event sees it (``attack_side_stream_launder`` got 2.78x where
+    honest relu2 kernels got ~2x on an H200, 2026-12-03); sharing the GPU, it slows the flush, and the judge charges
+    a candidate whose flushes typically take longer than the reference's (:func:`flushed_times`).
+    ``sync_before_start=True`` (an experiment of ``benchmarks/timing_noise.py``, never in evaluations) synchronises
+    the device after the flush instead, so nothing can run before ``start``: it put the host's latency from
+    ``start`` to the call's first launch into every call's time (relu2's fused kernel 0.130 -> 0.167-0.237 ms, its
+    speedup 1.99x -> 1.33-1.67x varying by process, on an H200, 2026-12-03, ``results/gpu/2026-12-03-s24``).
 
     ``head_start_cycles`` (CUDA; an experiment of ``benchmarks/timing_noise.py``, 0 in evaluations): queue that many
     GPU cycles of busy-waiting before ``start``, so a host that is slow to reach the call (a busy machine) does not
@@ -144,7 +146,11 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     cuda = device.type == "cuda"
     for index, mode in enumerate(modes):
         inputs = input_sets[index]
+        flushing = None
         if flush is not None:
+            if cuda:
+                flushing = torch.cuda.Event(enable_timing=True)
+                flushing.record()
             flush.zero_()
         if cuda and sync_before_start:
             torch.cuda.synchronize(device)
@@ -162,12 +168,16 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
                 times.append(start.elapsed_time(end))
                 if lates is not None:
                     lates.append(end.elapsed_time(settled))
+                if flushes is not None:
+                    flushes.append(flushing.elapsed_time(start) if flushing is not None else 0.0)
             else:
                 t0 = _perf_counter()
                 out = call_model(model, inputs, mode)
                 times.append((_perf_counter() - t0) * 1e3)
                 if lates is not None:
                     lates.append(0.0)
+                if flushes is not None:
+                    flushes.append(0.0)
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data for the judge
             raise CallFailed(index, exc) from None
         kept.append(keep(index, inputs, out) if keep is not None else out)
@@ -208,6 +218,36 @@ def cpu_rounds_done(gaps: Sequence[float], per_round: int, slack_round_ms: float
     return not unaccounted_verdict(statistics.median(gaps), per_round, slack_round_ms, None)[1]
 
 
+#: How much longer than the reference's a candidate's L2 flushes (``flushing -> start``) may typically take: a GPU-only
+#: interval of a fixed kernel, with no host latency in it (on an H200, 2026-12-03: to be measured,
+#: ``benchmarks/timing_noise.py`` prints both sides' medians). More means its calls ran work during the flush, before
+#: ``start`` (a stream that never waits for the current one), charged then (:func:`flushed_times`).
+FLUSH_SLACK_MS = 0.01
+
+
+def charged_times(times: Sequence[float], extras: Sequence[float], ref_extras: Sequence[float],
+                  slack_ms: float) -> tuple[list[float], float]:
+    """``times`` with each call's ``extra`` beyond the reference's median added, when the candidate's median
+    ``extra`` exceeds the reference's by more than ``slack_ms``; and that excess (ms). Decided on medians of both
+    sides, never per call (one call's host latency is noisy); a candidate doing it in fewer than half of its calls
+    moves neither median: its typical call (what the speedup uses) is a whole one."""
+    if not extras or not ref_extras:
+        return list(times), 0.0
+    baseline = statistics.median(ref_extras)
+    excess = statistics.median(extras) - baseline
+    if excess > slack_ms:
+        return [t + max(0.0, extra - baseline) for t, extra in zip(times, extras)], excess
+    return list(times), excess
+
+
+def flushed_times(times: Sequence[float], flushes: Sequence[float], ref_flushes: Sequence[float]
+                  ) -> tuple[list[float], float]:
+    """The candidate's call times with work run during the L2 flush charged: each call's ``flushing -> start`` beyond
+    the reference's median, when its median exceeds the reference's by more than :data:`FLUSH_SLACK_MS`. The flush
+    is the same kernel on both sides; a longer one shared the GPU with the candidate's work."""
+    return charged_times(times, flushes, ref_flushes, FLUSH_SLACK_MS)
+
+
 def settled_times(times: Sequence[float], lates: Sequence[float], ref_lates: Sequence[float]) -> tuple[list[float], float]:
     """The candidate's call times with left-running work charged, and by how much its calls typically settled later
     than the reference's (``median(lates) - median(ref_lates)``, ms).
@@ -220,13 +260,7 @@ def settled_times(times: Sequence[float], lates: Sequence[float], ref_lates: Seq
     A candidate leaving work in fewer than half of its calls moves neither median: its typical call (what the speedup
     uses) is a whole one.
     """
-    if not lates or not ref_lates:
-        return list(times), 0.0
-    host_latency = statistics.median(ref_lates)
-    excess = statistics.median(lates) - host_latency
-    if excess > SETTLE_SLACK_MS:
-        return [t + max(0.0, late - host_latency) for t, late in zip(times, lates)], excess
-    return list(times), excess
+    return charged_times(times, lates, ref_lates, SETTLE_SLACK_MS)
 
 
 class LazyInputs(Sequence):

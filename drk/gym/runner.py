@@ -180,7 +180,7 @@ class Runner:
             self.op_prepare(req)
         variant, inputs, modes, seed = self.prepared
         recorder = self.instruments[0] if self.instruments is not None else None
-        outputs, input_digests, lates = [], [], []
+        outputs, input_digests, lates, flushes = [], [], [], []
 
         def keep(index: int, call_inputs: Any, out: list[Any]) -> list[dict[str, Any]]:
             outputs.append(out)
@@ -190,12 +190,13 @@ class Runner:
         try:
             times, output_digests = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs,
                                                      modes, device=self.device, flush=self.flush, keep=keep,
-                                                     lates=lates)
+                                                     lates=lates, flushes=flushes)
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
                               "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = outputs
-        return {"times_ms": times, "late_ms": lates, "outputs": output_digests, "inputs": input_digests}, []
+        return {"times_ms": times, "late_ms": lates, "flush_ms": flushes, "outputs": output_digests,
+                "inputs": input_digests}, []
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]

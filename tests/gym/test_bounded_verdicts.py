@@ -26,11 +26,17 @@ def test_a_claimed_output_layout_cannot_inflate_the_verdicts_error():
 def test_impossible_call_times_break_the_protocol(claimed):
     """Times of 1e308 ms each summed to inf; under the authors' policy the mean of the timing gaps (-inf and +inf)
     then raised in the judge: an uncharged env_error. Such an answer is now the candidate's broken protocol."""
-    answer = {"times_ms": [1.0, claimed], "late_ms": [0.0, 0.0], "outputs": [[], []], "inputs": [[], []]}
+    answer = {"times_ms": [1.0, claimed], "late_ms": [0.0, 0.0], "flush_ms": [0.0, 0.0], "outputs": [[], []],
+              "inputs": [[], []]}
     with pytest.raises(wire.WireError):
         _validate_round(answer, 2)
     answer["times_ms"] = [1.0, 86_400_000.0]
     assert _validate_round(answer, 2) is answer
+    for field in ("late_ms", "flush_ms"):  # the unseen intervals are bounded alike
+        with pytest.raises(wire.WireError):
+            _validate_round({**answer, field: [0.0, claimed]}, 2)
+    with pytest.raises(wire.WireError):  # a round answer without its flush times is malformed
+        _validate_round({k: v for k, v in answer.items() if k != "flush_ms"}, 2)
 
 
 def test_whether_a_result_is_cached_depends_on_its_flag_not_its_text(tmp_path):

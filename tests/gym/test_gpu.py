@@ -82,13 +82,14 @@ def test_side_stream_is_timed_with_device_sync(relu2):
 def test_a_side_stream_gains_nothing_from_the_flush(relu2):
     """``attack_side_stream_launder`` runs the same kernel as ``good`` on a stream that never waits for the judge's
     L2 flush: 2.78x where honest relu2 kernels got ~2x on an H200 (2026-12-03), part of its kernel running during
-    the flush, before ``start``. With the device synchronised before ``start`` it can only be as fast as ``good``
-    (or incorrect: it also reads its input without waiting for it)."""
+    the flush, before ``start``. Its flushes take longer than the reference's and are charged (with its left-running
+    work), so it can only be as fast as ``good`` (or incorrect: it also reads its input without waiting for it)."""
     honest = evaluate(relu2, example_candidate("good"), device="cuda", config=FAST)
     laundered = evaluate(relu2, example_candidate("attack_side_stream_launder"), device="cuda", config=FAST)
     assert honest.status == "correct", honest.error
     if laundered.status == "correct":
-        assert laundered.speedup < 1.2 * honest.speedup, (laundered.speedup, honest.speedup)
+        assert laundered.speedup < 1.2 * honest.speedup, (laundered.speedup, honest.speedup,
+                                                          laundered.flush_excess_ms, laundered.settle_excess_ms)
     else:
         assert laundered.status == "incorrect", (laundered.status, laundered.error)
 

@@ -115,11 +115,28 @@ def test_settled_times_charge_left_running_work_only_beyond_the_references_host_
     assert rounds.settled_times(times, few, ref_lates)[0] == times
 
 
-def test_run_round_reports_a_late_per_call():
+def test_work_run_during_the_flush_is_charged_beyond_the_references_flush():
+    """A kernel on a stream that never waits for the L2 flush runs during it, before ``start``: on an H200 its
+    flushes took longer than the reference's (2026-12-03). Charged like left-running work, on medians, but with the
+    flush's own slack (a GPU-only interval of a fixed kernel, no host latency in it)."""
+    times = [0.05] * 5
+    ref_flushes = [0.110, 0.111, 0.110, 0.112, 0.110]
+    same, excess = rounds.flushed_times(times, [0.111, 0.110, 0.150, 0.110, 0.111], ref_flushes)
+    assert same == times and excess < rounds.FLUSH_SLACK_MS  # one slow flush: the typical call is honest
+    overlapped = [0.19, 0.18, 0.19, 0.11, 0.19]
+    charged, excess = rounds.flushed_times(times, overlapped, ref_flushes)
+    assert excess == pytest.approx(0.08) and charged == pytest.approx([0.13, 0.12, 0.13, 0.05, 0.13])
+    # the settle charge and the flush charge are one rule with two slacks
+    assert rounds.settled_times(times, overlapped, ref_flushes) == rounds.charged_times(
+        times, overlapped, ref_flushes, rounds.SETTLE_SLACK_MS)
+
+
+def test_run_round_reports_a_late_and_a_flush_per_call():
     lates: list[float] = []
+    flushes: list[float] = []
     times, _ = rounds.run_round(lambda x: x * 2, [[torch.randn(4)], [torch.randn(4)]], ["eval", "eval"],
-                                device=torch.device("cpu"), flush=None, lates=lates)
-    assert len(times) == len(lates) == 2 and lates == [0.0, 0.0]
+                                device=torch.device("cpu"), flush=None, lates=lates, flushes=flushes)
+    assert len(times) == len(lates) == len(flushes) == 2 and lates == flushes == [0.0, 0.0]
 
 
 def test_unaccounted_time_within_the_slack_is_free():
