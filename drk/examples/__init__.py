@@ -160,11 +160,16 @@ KNOWN_EVASIONS: dict[str, str] = {
                              "1.96-1.99x in the same run: no inflation seen there)",
 }
 
-#: Where a GPU's verdict differs from the CPU's, with why (each seen on an H200, 2026-12-01).
+#: Where a GPU's verdict differs from the CPU's, with why (each seen on an H200).
 EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
     # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
     # right answer: the flat description of an area it never wrote is judged on its values.
     "attack_area_oversized": ("incorrect", None),
+    # An honest module whose host loop waits on a counter its kernels write: each of the six disabled probe calls is
+    # stuck until 10 x its slowest control call (which includes the first call's import and compile), then a fresh
+    # probe runner starts; at the GPU's size that is past the examples check's 90 s (89 s in `hacking` on an H200,
+    # 2026-12-03, after its launches per call were cut to 64). The probes' price for such a module, not a cheat.
+    "legit_progress_loop": ("timeout", None),
 }
 
 #: Candidates whose GPU verdict depends on a race the candidate itself made: any of these verdicts is right there.
@@ -172,6 +177,10 @@ EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
 #: the judge's input is written, a few elements are wrong (2 of 65536 in a timed call on an H200, 2026-12-01).
 GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
     "attack_side_stream_launder": frozenset({("correct", None), ("incorrect", None)}),
+    # its thread draws torch.randn from the global generator at any moment, also between the runner's seeding and
+    # its draw of a correctness call's inputs: 75 % of elements off in the probe runner (s23, fixed by drawing
+    # before the import) and in the main runner's first correctness call (2026-12-03, H200): a race it made itself
+    "attack_slow_reference": frozenset({("correct", None), ("incorrect", None)}),
 }
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).
