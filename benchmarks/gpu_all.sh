@@ -5,7 +5,7 @@
 #   bash benchmarks/gpu_all.sh noise    drk's round loop alone, quiet host and busy host: raw and charged speedups of
 #                                       honest and side-stream candidates, and the synchronise-before-start experiment
 #   bash benchmarks/gpu_all.sh checks   every example verdict (attacks, legitimate patterns) in the candidate sandbox,
-#                                       with the error of each wrong one (101 examples: all judged in 292 s on an H200, 2026-12-03; 64 of 91 in 545 s in chunks before)
+#                                       with the error of each wrong one (103 examples: all judged in 288 s on an H200, session 24; 101 in 292 s in session 23)
 #   bash benchmarks/gpu_all.sh tests    the GPU tests of drk.gym (but the all-examples one: that is `checks`),
 #                                       throughput (sequential, Pool) and cache hits
 #   bash benchmarks/gpu_all.sh rate     throughput only (sequential, Pool of 8, cache hits) with the mean seconds per stage
