@@ -194,16 +194,21 @@ def test_a_probe_runner_whose_descriptors_are_closed_is_named_at_once():
     """A handle whose descriptors the caller no longer holds: the answer announcing it went out, passing them failed,
     and the judge waited for them until its job limit (an honest fused ReLU was an ``env_error`` after 540 s in
     stage ``probe_runner``, CI of 381c282). Now the caller checks them first and the judge says which one."""
+    import resource
+    import subprocess
+
     from drk.gym.warm import RunnerHandle, shared_runners
 
     level = isolation.available_level("auto").level
     servers = JudgeServers()
     runner = shared_runners().take("cpu", 0, level)
-    pipes = [os.pipe() for _ in range(3)]
-    gone = RunnerHandle(os.getpid(), to_runner=pipes[0][1], from_runner=pipes[1][0], output=pipes[2][0])
-    for pipe in pipes:
-        for fd in pipe:
-            os.close(fd)
+    # Descriptor numbers this process can never be given (above its soft limit), and a pid of a child of ours: the
+    # test once closed three pipes and named them, the judge server then opened descriptors with the same numbers,
+    # they passed as open, and the judge killed the handle's pid, which was pytest's own (CI killed, session 24).
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    soft = soft if 0 < soft < 2**30 else 2**30  # RLIM_INFINITY reads as -1
+    stand_in = subprocess.Popen(["sleep", "120"])
+    gone = RunnerHandle(stand_in.pid, to_runner=soft + 1, from_runner=soft + 2, output=soft + 3)
     started = time.monotonic()
     try:
         outcome = servers.run("cpu", 0, _payload(example_candidate("good")), None, [runner.handle], 120,
@@ -211,6 +216,8 @@ def test_a_probe_runner_whose_descriptors_are_closed_is_named_at_once():
     finally:
         runner.kill()
         servers.close()
+        stand_in.kill()
+        stand_in.wait()
     assert not outcome.timed_out and time.monotonic() - started < 60
     assert "is not open in the caller" in outcome.result.get("internal_error", ""), outcome.result
 
