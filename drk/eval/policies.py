@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple, Protocol
 
-from drk.chat import break_plain_headers
-
 Messages = list[dict[str, str]]
 
 
@@ -39,7 +37,9 @@ class Policy(Protocol):
 
 def render_plain(messages: Messages, bos: str = "") -> str:
     """A conversation as the plain-LM transcript of ``drk.chat.PromptFormat`` (``### Problem`` / ``### Answer`` /
-    ``### Feedback``), so a plain model trained by ``drk.train`` is evaluated on the text it was trained on.
+    ``### Feedback``), so a plain model trained by ``drk.train`` is evaluated on the text it was trained on. Renders
+    only: feedback turns holding candidates' text get their markup broken up before it
+    (``PromptFormat.break_feedback_tokens``, as :meth:`HFPolicy.render` does).
 
     Args:
         messages: optional system message, the first user message, then alternating assistant / user turns.
@@ -49,9 +49,9 @@ def render_plain(messages: Messages, bos: str = "") -> str:
     rest = messages[1:] if system is not None else messages
     text = f"{bos}{system}\n\n" if system is not None else bos
     text += f"### Problem\n{rest[0]['content']}\n\n### Answer\n"
-    for message in rest[1:]:  # a feedback turn holds candidates' text: its "###" lines cannot open a turn
+    for message in rest[1:]:
         text += message["content"] if message["role"] == "assistant" else (
-            f"\n\n### Feedback\n{break_plain_headers(message['content'])}\n\n### Answer\n")
+            f"\n\n### Feedback\n{message['content']}\n\n### Answer\n")
     return text
 
 
