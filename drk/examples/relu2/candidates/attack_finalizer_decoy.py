@@ -1,6 +1,8 @@
-"""Decoy (attacker review 13): tells control from disabled probe calls by which of its earlier models have died. The
-probe runner builds a fresh model per call; a control call's model replaces the last control model (freed), while a disabled call's model
-replaces one kept alive in Runner.disabled_models, before attacker review 13. No frames, no gc, no closures, no canary launch: a __del__."""
+"""Decoy (attacker review 13): tells control from disabled probe calls by which of its earlier models have died.
+
+The probe runner builds a fresh model per call. Before attacker review 13, a control call's model replaced the last
+control model (freed), while a disabled call's model was kept alive in ``Runner.disabled_models``. No frames, no gc,
+no closures, no canary launch: a ``__del__``."""
 import torch
 import torch.nn as nn
 
