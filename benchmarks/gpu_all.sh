@@ -12,7 +12,8 @@
 #   bash benchmarks/gpu_all.sh scaling  Pool(2, 4, 8) on distinct mini2 pairs, then 8 with shorter exclusive sections:
 #                                       is a pool limited by contention, and how much of it is the GPU lock?
 #   bash benchmarks/gpu_all.sh mini2    the mini2 verdict table (issue 12) in calls of <= 9 minutes: each resumes from
-#                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there)
+#                                       runs/mini2/cache.tgz (carry it) and leaves $OUT/cache.tgz (copy it back there);
+#                                       MINI2_MODE=compile MINI2_PROBLEMS=heldout: Table 2's rows (runs/mini2c/)
 #   bash benchmarks/gpu_all.sh live     the mini2 live check (issue 12): one RL run on the table (TABLE, default
 #                                       results/mini2/verdicts.csv) and once judged live, compared (LIVE_STEPS, LIVE_TASKS)
 #   bash benchmarks/gpu_all.sh suite    the bundled suite under both timing policies (-> gpu_results.csv; Table 2's
@@ -75,12 +76,14 @@ scaling)
   DRK_WARM_PROFILER=0 timeout 120 python3 benchmarks/pool_scaling.py --workers 8 --pairs 24 --offset 96 \
     --out "$OUT/scaling_cold_profiler.json" > "$OUT/scaling_cold_profiler.log" 2>&1  # half the runners never profile
   echo "profiler not warmed in spares exit $?"; grep workers "$OUT/scaling_cold_profiler.log" ;;
-mini2)
-  mkdir -p runs/mini2
-  if [ -f runs/mini2/cache.tgz ]; then tar xzf runs/mini2/cache.tgz -C runs/mini2; fi
-  timeout "${MINI2_S:-520}" python3 benchmarks/mini2_verdicts.py --device cuda --workers 8 --cache-dir runs/mini2/cache \
-    --out "$OUT/verdicts.csv" ${MINI2_NOTE:+--note "$MINI2_NOTE"} > "$OUT/mini2.log" 2>&1; echo "mini2 exit $? ($(find runs/mini2/cache -name '*.json' | wc -l) cached)"
-  tar czf "$OUT/cache.tgz" -C runs/mini2 cache; tr '\r' '\n' < "$OUT/mini2.log" | tail -3 ;;
+mini2)  # MINI2_MODE=compile MINI2_PROBLEMS=heldout: the held-out rows against torch.compile (Table 2's mini2 row)
+  MODE=${MINI2_MODE:-eager}; DIR=runs/mini2$([ "$MODE" = compile ] && echo c)
+  mkdir -p "$DIR"
+  if [ -f "$DIR/cache.tgz" ]; then tar xzf "$DIR/cache.tgz" -C "$DIR"; fi
+  timeout "${MINI2_S:-520}" python3 benchmarks/mini2_verdicts.py --device cuda --workers 8 --cache-dir "$DIR/cache" \
+    --reference-mode "$MODE" ${MINI2_PROBLEMS:+--problems "$MINI2_PROBLEMS"} \
+    --out "$OUT/verdicts.csv" ${MINI2_NOTE:+--note "$MINI2_NOTE"} > "$OUT/mini2.log" 2>&1; echo "mini2 exit $? ($(find "$DIR/cache" -name '*.json' | wc -l) cached)"
+  tar czf "$OUT/cache.tgz" -C "$DIR" cache; tr '\r' '\n' < "$OUT/mini2.log" | tail -3 ;;
 live)
   timeout "${LIVE_S:-540}" python3 -m drk.mini2 live-check --steps "${LIVE_STEPS:-2}" --out "$OUT/live" \
     --set table="${TABLE:-results/mini2/verdicts.csv}" --set train_tasks="${LIVE_TASKS:-0-5}" > "$OUT/live.log" 2>&1

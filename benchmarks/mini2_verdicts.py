@@ -7,6 +7,9 @@
     python benchmarks/mini2_verdicts.py --device cuda --problems 13-25 --out runs/mini2/part2.csv   # 295
     python benchmarks/mini2_verdicts.py --device cuda --problems 26-37 --out runs/mini2/part3.csv   # 264
     python benchmarks/mini2_verdicts.py --merge runs/mini2/part1.csv runs/mini2/part2.csv runs/mini2/part3.csv
+    # the held-out problems against torch.compile'd references (Table 2's mini2 row): 176 evaluations
+    python benchmarks/mini2_verdicts.py --device cuda --problems heldout --reference-mode compile \
+        --cache-dir runs/mini2c/cache --out results/mini2/verdicts_heldout_compile.csv
     # a quick CPU check (Triton interpreter, no sandbox here without bubblewrap):
     python benchmarks/mini2_verdicts.py --device cpu --limit 6 --problems 0 --isolation process --out /tmp/v.csv
 
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=None, help="drk result cache (resume an interrupted build)")
     parser.add_argument("--isolation", default="auto", choices=("auto", "uid", "namespace", "process"))
     parser.add_argument("--timeout", type=float, default=180.0, help="EvalConfig.timeout_s")
+    parser.add_argument("--reference-mode", default="eager", choices=("eager", "compile"),
+                        help="EvalConfig.reference_mode: eager (the table RL reads) or compile (torch.compile'd "
+                             "reference, for Table 2's mini2 row: e.g. --problems heldout)")
     parser.add_argument("--count", action="store_true", help="only print how many evaluations a build needs")
     parser.add_argument("--note", default=None,
                         help="text for the sidecar, e.g. which cached rows an earlier commit measured")
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = table_pairs(select_tasks(args.problems), args.limit)
         print(f"{len(pairs)} evaluations over {len({t.name for t, _ in pairs})} problems")
         return 0
-    config = EvalConfig(isolation=args.isolation, timeout_s=args.timeout)
+    config = EvalConfig(isolation=args.isolation, timeout_s=args.timeout, reference_mode=args.reference_mode)
     if args.stats_every > 0:
         _print_spare_stats_every(args.stats_every)
     path, verdicts = run_build(device=args.device, out=args.out, problems=args.problems, limit=args.limit,
