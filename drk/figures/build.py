@@ -96,6 +96,14 @@ def our_fast_p_rows(ours: str | Path | None, reference_mode: str, turn: int | No
 #: (``python -m drk.mini2 claims`` writes them beside the claims table).
 MINI2_RESULTS = Path(__file__).resolve().parents[2] / "results" / "mini2"
 MINI2_RUNS_CSV = MINI2_RESULTS / "claims_runs.csv"
+#: The same trloo runs' held-out endpoints judged by verdicts measured against torch.compile'd references
+#: (``heldout_table``; ``python -m drk.mini2 endpoints`` writes them): Table 2's mini2 row.
+MINI2_COMPILE_RUNS_CSV = MINI2_RESULTS / "heldout_compile_runs.csv"
+#: Where each table's mini2 row comes from, by reference mode.
+MINI2_ROW_SOURCES = {"eager": "results/mini2/claims_runs.csv (python -m drk.mini2 claims)",
+                     "compile": "results/mini2/heldout_compile_runs.csv: the same runs repeated with their held-out "
+                                "evaluation reading results/mini2/verdicts_heldout_compile.csv (python -m drk.mini2 "
+                                "endpoints)"}
 
 
 def mini2_fast_p_rows(reference_mode: str, runs_csv: str | Path | None = None, variant: str = "trloo",
@@ -103,10 +111,13 @@ def mini2_fast_p_rows(reference_mode: str, runs_csv: str | Path | None = None, v
     """Table rows of the trained mini2 policies: held-out Fast@p at the last training turn, averaged over the
     endpoint window (PLAN.md's primary endpoint, :mod:`drk.mini2.endpoints`) and then over seeds. mini2's problems
     are synthetic chains of 3-5 ops, like KernelBench's level 2, so the row fills the L2 cells only (Fast@1 and
-    Fast@1.2, the thresholds mini2 records); its verdicts were measured against the eager reference, so Table 2
-    gets no row. ``None`` when the grid's endpoints (``runs_csv``, default :data:`MINI2_RUNS_CSV`) are not there."""
-    runs_csv = Path(runs_csv or MINI2_RUNS_CSV)
-    if reference_mode != "eager" or not runs_csv.is_file():
+    Fast@1.2, the thresholds mini2 records). Table 1 (eager) reads the grid's endpoints (:data:`MINI2_RUNS_CSV`);
+    Table 2 (compile) the same runs whose held-out evaluation read verdicts measured against torch.compile
+    (:data:`MINI2_COMPILE_RUNS_CSV`). ``None`` when ``runs_csv`` (default: the mode's file) is not there."""
+    if reference_mode not in ("eager", "compile"):
+        return None
+    runs_csv = Path(runs_csv or (MINI2_RUNS_CSV if reference_mode == "eager" else MINI2_COMPILE_RUNS_CSV))
+    if not runs_csv.is_file():
         return None
     runs = pd.read_csv(runs_csv)
     runs = runs[(runs["setting"] == setting) & (runs["variant"] == variant)]
@@ -197,8 +208,8 @@ def make_tables(out_dir, ours=None) -> list[Path]:
             note += " No oracle row: the bundled solutions were not measured against this reference mode."
         if mini2 is not None:
             note += (" mini2 row: the trained mini2 policies' held-out Fast@p at turn 3 (the endpoint window's mean, "
-                     "then the mean over seeds) on 8 synthetic held-out problems, not KernelBench; from "
-                     "results/mini2/claims_runs.csv (python -m drk.mini2 claims).")
+                     f"then the mean over seeds) on 8 synthetic held-out problems, not KernelBench, judged against "
+                     f"the {mode} reference; from {MINI2_ROW_SOURCES[mode]}.")
         if ours is not None:
             note += f" Our rows: {display_path(Path(ours) / 'eval')} (turn 3 records)."
         (out / f"{stem}.md").write_text(f"<!-- {note} -->\n" + table_to_markdown(table))

@@ -766,7 +766,7 @@ class Session:
             if hi <= lo:
                 continue
             self._ask({"op": "prepare", "calls": [s.to_dict() for s in plan.specs[lo:hi]], "in_place": lo > 0,
-                       "digest_seed": self.ref.digest_seed, "poison_numel": numel})
+                       "digest_seed": self.ref.digest_seed, "poison_numel": numel, "digest_inputs": True})
             answer = _validate_round(self._ask({"op": "go"})[0], hi - lo)
             for k in range(hi - lo):
                 i = lo + k
@@ -1164,14 +1164,14 @@ class Session:
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None) -> tuple[list[float], float, list[Any], list[Any]]:
         """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
-        and input digests), so both sides' wall time beyond their call times is comparable. Keeps the digests of
+        digests; a timed round's inputs are not digested on either side), so both sides' wall time beyond their call
+        times is comparable. Keeps the digests of
         every call and the outputs of call ``pick`` only."""
         model = self.ref.timed if self.ref.timed is not None else self.ref.model
         cfg, seed = self.cfg, self.ref.digest_seed
         picked: list[Any] = []
 
         def keep(index: int, inputs: Any, outputs: list[Any]) -> list[dict[str, Any]]:
-            rounds.digest_values(inputs, seed)
             if index == pick:
                 picked.extend(outputs)
             return rounds.reference_digests(outputs, seed, cfg.atol, cfg.rtol)

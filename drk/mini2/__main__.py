@@ -23,6 +23,13 @@ The grid (:mod:`drk.mini2.experiment`; resumable: run the same command again to 
     python -m drk.mini2 figures --runs runs/m2grid --out results/mini2/figures
     python -m drk.mini2 export --runs runs/m2grid --out results/mini2/curves   # what the figures read, committed
 
+Table 2's mini2 row: the trloo runs again (training reads the eager table, so they are the same runs), their held-out
+evaluation reading the held-out rows measured against torch.compile, then only their endpoints::
+
+    python -m drk.mini2 grid --out runs/m2compile --variants trloo --seeds 0-9 --no-stts --jobs 2 \
+        --set heldout_table=results/mini2/verdicts_heldout_compile.csv
+    python -m drk.mini2 endpoints --runs runs/m2compile --out results/mini2/heldout_compile_runs.csv
+
 The check that the table is a cache, not a model (:mod:`drk.mini2.live_check`): the same run from the same checkpoint,
 once on the table and once judged live by drk.gym (a GPU; no result cache), compared call by call (exit 1 if a
 status differs)::
@@ -102,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     claims.add_argument("--out", default="results/mini2/claims.csv")
     claims.add_argument("--n-boot", type=int, default=2000, help="problem-bootstrap resamples")
     claims.add_argument("--seed", type=int, default=0, help="seeds the bootstrap")
+    endpoints = sub.add_parser("endpoints", help="only the per-run endpoints of a tree (e.g. trloo runs whose "
+                               "held-out evaluation read another table)")
+    endpoints.add_argument("--runs", required=True, help="the tree's root")
+    endpoints.add_argument("--out", required=True)
+    endpoints.add_argument("--n-boot", type=int, default=2000, help="problem-bootstrap resamples")
     table = sub.add_parser("table", help="a verdict table's statuses per program head and its charge report (JSON)")
     table.add_argument("path", nargs="?", default="results/mini2/verdicts.csv")
     table.add_argument("--fast", type=float, default=1.2, help="the speedup the charge report counts as fast")
@@ -124,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
 
             for path in export_curves(args.runs, args.out):
                 print(f"[mini2 export] -> {path}")
+            return 0
+        if args.command == "endpoints":
+            from drk.mini2.claims import write_runs
+
+            print(f"[mini2 endpoints] -> {write_runs(args.runs, args.out, args.n_boot)}")
             return 0
         if args.command in ("claims", "figures"):
             return _analyse(args)

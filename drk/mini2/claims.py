@@ -302,6 +302,18 @@ def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: in
     return paths
 
 
+def write_runs(root: str | Path, out: str | Path, n_boot: int = 2000, seed: int = 0) -> Path:
+    """Only the per-run endpoints of a tree (:func:`runs_table`): for trees that are not the plan's grid, e.g. the
+    trloo runs repeated with another ``heldout_table`` (Table 2's mini2 row)."""
+    obs, turns = load_observations(root)
+    if not obs:
+        raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    runs_table(obs, turns, n_boot, seed).to_csv(out, index=False)
+    return out
+
+
 def count_tested(table: pd.DataFrame, settings: Iterable[str] = ("main",)) -> int:
     """Claim rows with at least two paired seeds in ``settings`` (the control excluded): the number to state (the
     hacking check's claim is two rows, one per metric)."""

@@ -56,6 +56,9 @@ class Mini2Config:
     check_sources: bool = True  # refuse a table measured on other problem/render sources
     train_tasks: str = "train"  # drk.mini2.verdicts.select_tasks spec: "train", "0-9", names...
     heldout_tasks: str = "heldout"
+    # the table the held-out evaluation reads ("": ``table``). Another one judges the same policies by other
+    # verdicts without touching training, e.g. the held-out rows measured against torch.compile (Table 2's row)
+    heldout_table: str = ""
     out_dir: str = "runs/mini2"
     seed: int = 0
     threads: int = 1  # torch CPU threads: 1 is fastest at this size on a shared machine

@@ -143,6 +143,10 @@ def fingerprint(job: Job, cfg: Mini2Config) -> str:
 
     data = {k: v for k, v in asdict(cfg).items() if k not in ("out_dir", "threads")}
     payload = {"kind": job.kind, "variant": job.variant, "config": data, "table": table_sha256(cfg.table)}
+    if cfg.heldout_table:
+        payload["heldout_table"] = table_sha256(cfg.heldout_table)
+    else:  # trees made before the field existed keep their fingerprints
+        del data["heldout_table"]
     if job.kind == "stts":
         payload["stts"] = [STTS_TURNS, STTS_WINDOW]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
@@ -212,7 +216,9 @@ def run_job(job: Job, cfg: Mini2Config, root: str, keep_episodes: bool = False) 
                    out_dir=path, episodes=keep_episodes)
         else:
             path.mkdir(parents=True)
-            run_stts(cfg, verdicts, rl_dir(root, job.setting, "trloo", job.seed) / "final", path)
+            from drk.mini2.rl import heldout_table
+
+            run_stts(cfg, heldout_table(cfg, verdicts), rl_dir(root, job.setting, "trloo", job.seed) / "final", path)
         seconds = time.perf_counter() - t0
         write_provenance(path / DONE, {"job": job.name, "kind": job.kind, "setting": job.setting, "seed": job.seed,
                                        "variant": job.variant, "fingerprint": fp, "seconds": seconds,

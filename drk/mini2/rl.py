@@ -252,6 +252,12 @@ def load_table(cfg: Mini2Config):
     return load_verdicts(cfg.table, check_sources=cfg.check_sources)
 
 
+def heldout_table(cfg: Mini2Config, verdicts):
+    """The verdicts the held-out evaluation reads: ``cfg.heldout_table`` when set (loaded like ``cfg.table``),
+    else ``verdicts``, the training table."""
+    return load_verdicts(cfg.heldout_table, check_sources=cfg.check_sources) if cfg.heldout_table else verdicts
+
+
 def run_rl(cfg: Mini2Config, variant: str, init: str | Path | Policy, *, verdicts=None,
            out_dir: str | Path | None = None, progress: bool = False, episodes: bool = True) -> tuple[Policy, Path]:
     """One variant's run from ``init`` (an SFT checkpoint directory or a Policy, copied): ``cfg.steps`` steps,
@@ -265,7 +271,8 @@ def run_rl(cfg: Mini2Config, variant: str, init: str | Path | Policy, *, verdict
     cfg = cfg.with_variant(variant)
     verdicts = verdicts if verdicts is not None else load_table(cfg)
     tasks = resolve_tasks(cfg.train_tasks, verdicts)
-    heldout = resolve_tasks(cfg.heldout_tasks, verdicts) if cfg.eval_every else []
+    heldout_verdicts = heldout_table(cfg, verdicts)
+    heldout = resolve_tasks(cfg.heldout_tasks, heldout_verdicts) if cfg.eval_every else []
     config = rl_config(cfg, variant, prompts_per_step=cfg.prompts_per_step or len(tasks))
     out = Path(out_dir or Path(cfg.out_dir) / "rl" / variant / f"seed{cfg.seed}")
     out.mkdir(parents=True, exist_ok=True)
@@ -287,10 +294,10 @@ def run_rl(cfg: Mini2Config, variant: str, init: str | Path | Policy, *, verdict
                       f"fast@1.2/turn1 {m.get('mini2/fast@1.2/turn1', float('nan')):.3f} "
                       f"hack {m['mini2/hack_evidence_rate']:.3f} ({m['time/step_s']:.2f} s)", flush=True)
         if step in points:  # after the step's update; its own sampler stream, so training is unchanged
-            append_jsonl(out / "heldout.jsonl", [heldout_point(policy, heldout, verdicts, cfg, step)])
+            append_jsonl(out / "heldout.jsonl", [heldout_point(policy, heldout, heldout_verdicts, cfg, step)])
     policy.save(out / "final")
     return policy, out
 
 
 __all__ = ["VARIANTS", "Mini2Config", "StepOutput", "Trainer", "completion_logps", "grpo_loss", "honest_metrics",
-           "kl_k3", "load_table", "records", "rl_config", "run_rl"]
+           "heldout_table", "kl_k3", "load_table", "records", "rl_config", "run_rl"]

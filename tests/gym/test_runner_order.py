@@ -189,3 +189,50 @@ def test_every_probe_calls_model_lives_alike_whatever_its_kind(tmp_path):
     assert len({own for own, _ in seen}) == 1, seen  # the called model: one count whatever the call's kind
     earlier = {count for _, others in seen for count in others}
     assert len(earlier) == 1 and 0 not in earlier, seen  # every earlier model alive, held alike
+
+
+DIGEST_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    from drk.gym.runner import Runner
+    req = json.loads(sys.stdin.read())
+    runner = Runner(*os.pipe())
+    runner.op_load(req["load"])
+    call = {"seed": 7, "mode": "eval", "scale": 1.0, "shift": 0.0}
+    base = {"variant": "main", "calls": [call], "digest_seed": 3, "poison_numel": 0}
+    runner.op_prepare({**base, "lazy": False, "digest_inputs": True})
+    checked, _ = runner.op_go({})
+    timed, _ = runner.op_go({**base, "lazy": True})
+    print(json.dumps({"checked": checked["inputs"], "timed": timed["inputs"], "outputs": timed["outputs"]}))
+""")
+
+
+def test_a_timed_round_digests_no_inputs_on_either_side(tmp_path, monkeypatch):
+    """Attacker review 14: the judge bounds a timed round's wall time by the trusted loop's work beyond its calls,
+    and a runner rewritten from inside did that work cheaper (or not at all: input digests were never checked in a
+    timed round) and ran its kernel in the time saved, outside its reported times (``correct`` at a quarter of its
+    real time on CPU). Input digests are taken only where the judge checks them (correctness rounds), in the
+    runner and in the judge's own rounds alike, so the budget a rewrite can reuse is the output digests alone."""
+    from types import SimpleNamespace
+
+    from drk.gym import EvalConfig, judge, rounds
+
+    path = tmp_path / "candidate" / "candidate.py"
+    path.parent.mkdir()
+    load = {"problem_source": example_problem().source, "problem_name": "relu2", "device": "cpu", "gpu_index": 0,
+            "seed": 11, "build_main": True, "candidate_dir": str(path.parent), "candidate_path": str(path),
+            "candidate_source": example_candidate("good"), "flush_mb": 0}
+    done = subprocess.run([sys.executable, "-c", DIGEST_SCRIPT], input=json.dumps({"load": load}),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert answer["checked"][0] and answer["checked"][0][0]["dtype"] == "float32"  # checked: digested
+    assert answer["timed"] == [[]]  # timed: no input digest
+    assert answer["outputs"][0][0]["sums"]  # its outputs are digested as before
+    # the judge's own timed rounds do the same per-call work: one digest per call, of its outputs
+    ref = judge.cpu_reference(example_problem().source)
+    digested = []
+    real = rounds.digest_values
+    monkeypatch.setattr(rounds, "digest_values", lambda values, seed: digested.append(values) or real(values, seed))
+    specs = [rounds.CallSpec(5), rounds.CallSpec(6)]
+    _, _, digests, _ = judge.Session.reference_round(SimpleNamespace(ref=ref, cfg=EvalConfig()), specs, pick=0)
+    assert len(digests) == len(digested) == 2

@@ -148,3 +148,19 @@ def test_a_missing_seed_or_setting_is_never_silently_reported_as_complete():
     both = main_only | obs_of({("sensitivity", "trloo"): grpo + d, ("sensitivity", "grpo"): grpo})
     table = claims_table(both, TURNS, TWO[:1], n_boot=20, planned_seeds={"main": 5, "sensitivity": 5})
     assert (table["reported_verdict"] == "reproduced").all()  # complete, the same sign in both settings
+
+
+def test_endpoints_cli_writes_only_the_per_run_endpoints(synthetic_tree, tmp_path):
+    """``python -m drk.mini2 endpoints``: a tree that is not the plan's grid (trloo alone, e.g. repeated with another
+    held-out table for Table 2) gets its runs' endpoints, the same rows ``claims`` writes beside the claims."""
+    root = synthetic_tree(("trloo",), seeds=range(2))
+    out = tmp_path / "runs.csv"
+    assert main(["endpoints", "--runs", str(root), "--out", str(out), "--n-boot", "20"]) == 0
+    runs = pd.read_csv(out)
+    assert set(runs["variant"]) == {"trloo", "stts/best_w", "stts/vanilla"} and set(runs["seed"]) == {0, 1}
+    from drk.mini2.claims import load_observations, runs_table
+
+    expected = runs_table(*load_observations(root), n_boot=20)
+    pd.testing.assert_frame_equal(runs, expected, check_dtype=False)
+    assert not (tmp_path / "claims.csv").exists()
+    assert main(["endpoints", "--runs", str(tmp_path / "empty"), "--out", str(out)]) == 2  # no runs: an error
