@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from drk.gym import rounds
-from drk.gym.judge import _digests_close, _iqr
+from drk.gym.judge import _digests_agree, _digests_close, _iqr
 from drk.gym.rounds import CallSpec
 
 
@@ -52,6 +52,35 @@ def test_digests_accept_what_allclose_accepts_and_reject_wrong_outputs():
     nan = ref.clone()
     nan[3] = math.nan
     assert not _digests_close([ref], rounds.digest_values([nan], seed), seed, 1e-2, 1e-2)[0]
+
+
+def test_a_digest_reads_its_tensor_in_chunks_with_the_whole_tensors_sums(monkeypatch):
+    """Digests are taken a chunk at a time (their float64 temporaries once were whole-tensor copies, several per
+    output: GPU memory and per-call work a rewritten runner could save): the sums are the whole tensor's, with +-1
+    weights repeating per chunk; NaN and infinite elements anywhere are still digested apart, so an answer with
+    them in other places disagrees."""
+    monkeypatch.setattr(rounds, "DIGEST_CHUNK", 1000)
+    rounds._WEIGHTS.clear()
+    x = torch.randn(3, 1234)  # 3702 elements: three whole chunks and a part
+    (record,) = rounds.digest_values([x], 9)
+    flat = x.reshape(-1).double()
+    w = rounds._weights(flat.numel(), flat.device, 9)
+    assert w.numel() == 1000
+    weights = w.repeat(4)[:flat.numel()]
+    assert record["sums"] == pytest.approx([flat.sum().item(), (flat * weights).sum().item()], rel=1e-12)
+    assert record["abs"] == pytest.approx(flat.abs().sum().item(), rel=1e-12) and "nonfinite" not in record
+    odd = x.clone().reshape(-1)
+    odd[[5, 2500]], odd[3700] = math.nan, math.inf
+    (special,) = rounds.digest_values([odd.reshape(3, 1234)], 9)
+    finite = torch.where(torch.isfinite(odd), odd, 0.0).double()
+    assert special["sums"] == pytest.approx([finite.sum().item(), (finite * weights).sum().item()], rel=1e-12)
+    assert special["nonfinite"][0] == 2 and special["nonfinite"][2] == 1  # NaN count, +inf count
+    moved = odd.clone()
+    moved[[2500, 2501]] = moved[[2501, 2500]]  # a NaN in another chunk's place
+    expected = rounds.reference_digests([odd], 9, 1e-2, 1e-2)
+    ok, why = _digests_agree(expected, rounds.digest_values([moved], 9))
+    assert not ok and "NaN" in why
+    assert _digests_agree(expected, rounds.digest_values([odd.clone()], 9))[0]
 
 
 def test_calls_per_round_shrinks_for_big_outputs_but_never_below_two():
