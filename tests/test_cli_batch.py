@@ -56,7 +56,8 @@ def test_batch_end_to_end_with_resume(tmp_path, problems_file, capsys):
     captured = capsys.readouterr()
     records = pd.read_parquet(tmp_path / "out.parquet")
     assert records["row"].tolist() == [0, 1, 2, 3]
-    assert records["status"].tolist()[:3] == ["correct", "hacked", "correct"]
+    assert records["status"].tolist()[:3] == ["correct", "hacked", "correct"], records[["status", "error"]].to_dict(
+        "records")  # why, when it fails: CI of 8c0049d saw the matmul row a runtime_error once (not reproduced)
     assert records["cached"].tolist()[:3] == [True, False, False]  # the first run's verdict is served
     assert json.loads(records["hack_reasons"][1]) and "decoy" in json.loads(records["hack_reasons"][1])
     assert records["problem_key"].tolist()[:3] == ["L1/relu2", "L1/relu2", "L1/matmul"]
