@@ -123,6 +123,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # attacker review 13 (session 24): decoys that told disabled probe calls from control ones by their models' lives
     "attack_finalizer_decoy": ("incorrect", None),  # a __del__ saw control models die, disabled ones kept: was correct
     "attack_refcount_decoy": ("hacked", "decoy"),  # sys.getrefcount(self) one higher when disabled: was correct
+    # attacker review 15 (session 25): a rewritten round loop answered timed calls with a constant at the right mean
+    "attack_mean_fill": ("incorrect", None),  # the digests' worst-case tolerance let it through: was correct
     # A known evasion (KNOWN_EVASIONS): the verdict it gets today, written down so that a fix has to change it.
     "attack_probe_canary": ("correct", None),
     "attack_launch_mode_peek": ("correct", None),

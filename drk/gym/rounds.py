@@ -295,17 +295,21 @@ def calls_per_round(preferred: int, output_bytes: int) -> int:
 _WEIGHTS: dict[tuple[int, str, int], torch.Tensor] = {}
 
 #: Elements a digest reads at a time. Its float64 temporaries are a chunk or two whatever the tensor's size: digests of
-#: whole float64 copies (the copy, a masked copy, the weighted product, the absolute values, and weights as long as
-#: the tensor) made a level-1 judge's GPU peak ~15x its 512 MB output (H200, 2026-12-03), and every pass they made was
-#: per-call work of the trusted loop that a runner rewritten from inside could do cheaper and spend on work outside
-#: its reported times (attacker review 14). The weights repeat with this period.
+#: whole float64 copies (the copy, a masked copy, the weighted product, the absolute values, and float64 weights as
+#: long as the tensor) made a level-1 judge's GPU peak ~15x its 512 MB output (H200, 2026-12-03), and every pass
+#: they made was per-call work of the trusted loop that a runner rewritten from inside could do cheaper and spend on
+#: work outside its reported times (attacker review 14).
 DIGEST_CHUNK = 1 << 24
+#: How many standard deviations of right answers' errors the +-1-weighted sum may be off (see
+#: :func:`reference_digests`): by Hoeffding's inequality an answer within ``allclose`` everywhere, whose errors do not
+#: follow the weights, is off by more with probability below 2 exp(-50).
+WEIGHTED_SIGMAS = 10.0
 
 
 def _weights(numel: int, device: torch.device, seed: int) -> torch.Tensor:
-    """A fixed pseudo-random +-1 vector (float64) of ``min(numel, DIGEST_CHUNK)`` elements per size, device and
-    seed; cached (both sides pay once)."""
-    numel = min(numel, DIGEST_CHUNK)
+    """A fixed pseudo-random +-1 vector per size, device and seed, as int8 (a byte per element; made float64 a chunk
+    at a time); cached (both sides pay once). It runs the tensor's whole length: weights repeating per chunk made an
+    input with two chunks swapped digest exactly as the original (attacker review 15)."""
     key = (numel, str(device), seed)
     if key not in _WEIGHTS:
         if len(_WEIGHTS) > 16:
@@ -313,44 +317,46 @@ def _weights(numel: int, device: torch.device, seed: int) -> torch.Tensor:
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)
         bits = torch.randint(0, 2, (numel,), generator=gen, device=device, dtype=torch.int8)
-        _WEIGHTS[key] = bits.to(torch.float64) * 2 - 1
+        _WEIGHTS[key] = bits * 2 - 1
     return _WEIGHTS[key]
 
 
 def _chunks(flat: torch.Tensor, w: torch.Tensor):
-    """``(x, weights)`` per :data:`DIGEST_CHUNK` elements of ``flat``: ``x`` a float64 copy of the chunk."""
+    """``(x, weights)`` per :data:`DIGEST_CHUNK` elements of ``flat``, both float64 copies of the chunk."""
     for lo in range(0, flat.numel(), DIGEST_CHUNK):
         x = flat[lo:lo + DIGEST_CHUNK].to(torch.float64)
-        yield x, w[:x.numel()]
+        yield x, w[lo:lo + x.numel()].to(torch.float64)
+
+
+def _chunk_sums(x: torch.Tensor, wx: torch.Tensor) -> torch.Tensor:
+    """Sum, +-1-weighted sum, sum of absolute values and sum of squares of one chunk."""
+    return torch.stack([x.sum(), torch.dot(x, wx), torch.linalg.vector_norm(x, 1), torch.dot(x, x)])
 
 
 def _fast_sums(flat: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """(sum, +-1-weighted sum, sum of absolute values) in float64, three reductions per chunk. Right only when every
-    element is finite, which a finite sum of absolute values shows (:func:`_masked_sums` otherwise)."""
-    parts = [torch.stack([x.sum(), torch.dot(x, wx), torch.linalg.vector_norm(x, 1)]) for x, wx in _chunks(flat, w)]
-    return torch.stack(parts).sum(0) if parts else torch.zeros(3, dtype=torch.float64, device=flat.device)
+    """:func:`_chunk_sums` over the whole tensor, in float64. Right only when every element is finite, which a
+    finite sum of absolute values shows (:func:`_masked_sums` otherwise)."""
+    parts = [_chunk_sums(x, wx) for x, wx in _chunks(flat, w)]
+    return torch.stack(parts).sum(0) if parts else torch.zeros(4, dtype=torch.float64, device=flat.device)
 
 
 def _masked_sums(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
-    """The three sums over the finite elements only (the rest digested apart by :func:`_nonfinite_digest`)."""
-    total = torch.zeros(3, dtype=torch.float64, device=flat.device)
+    """The four sums over the finite elements only (the rest digested apart by :func:`_nonfinite_digest`)."""
+    total = torch.zeros(4, dtype=torch.float64, device=flat.device)
     for x, wx in _chunks(flat, w):
-        x = torch.where(torch.isfinite(x), x, 0.0)
-        total += torch.stack([x.sum(), torch.dot(x, wx), torch.linalg.vector_norm(x, 1)])
+        total += _chunk_sums(torch.where(torch.isfinite(x), x, 0.0), wx)
     return total.cpu().tolist()
 
 
 def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself
-    (and the sum of absolute values, which sizes the tolerance of a reference's digest).
+    (and the sums of absolute values and of squares, which size the tolerance of a reference's digest:
+    :func:`reference_digests`).
 
-    If the candidate's output is ``allclose`` to the reference's, each of its sums is within
-    ``atol * numel + rtol * sum|ref|`` of the reference's (triangle inequality), so a digest check never rejects a
-    right answer; a wrong one rarely survives the random weights, and the judge fetches whole outputs besides.
     On CPU the sums are taken on one thread: their rounding depends on the thread count, and the input digests of
     the judge and the runner (which run with different thread counts) must agree exactly. The work is a float64
-    copy and three reductions per :data:`DIGEST_CHUNK` elements; NaN and infinite elements (a second pass, only
-    where there are any) are digested apart.
+    copy of the tensor and of its weights and four reductions per :data:`DIGEST_CHUNK` elements; NaN and infinite
+    elements (a second pass, only where there are any) are digested apart.
     """
     records, tensors = [], []
     threads = torch.get_num_threads()
@@ -386,9 +392,10 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     it, extra = iter(sums), iter(nonfinite)
     for record in records:
         if "dtype" in record:
-            plain, weighted, absolute = next(it)
+            plain, weighted, absolute, squares = next(it)
             record["sums"] = [s if math.isfinite(s) else str(s) for s in (plain, weighted)]
             record["abs"] = absolute if math.isfinite(absolute) else str(absolute)
+            record["sq"] = squares if math.isfinite(squares) else str(squares)
             special = next(extra)
             if special is not None:
                 record["nonfinite"] = special
@@ -405,13 +412,23 @@ def _nonfinite_digest(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
 
 
 def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> list[dict[str, Any]]:
-    """:func:`digest_values` of trusted outputs, each tensor's with the largest difference of sums that an
-    ``allclose`` answer can have (``bound``): what the judge keeps of a call instead of the outputs."""
+    """:func:`digest_values` of trusted outputs, with how far a right answer's sums can be from them: what the judge
+    keeps of a call instead of the outputs.
+
+    An answer ``allclose`` to the reference's has errors ``|e_i| <= t_i = atol + rtol * |ref_i|``. Its plain sum is
+    within ``sum t_i`` (``bound``: the worst case, errors all of one sign). Its +-1-weighted sum is within
+    :data:`WEIGHTED_SIGMAS` x ``sqrt(sum t_i^2)`` (``wbound``) except with probability below 2 exp(-50), since
+    its errors do not follow the weights: held to the worst case too, a constant at the outputs' mean passed
+    (attacker review 15). Both with room for float64 rounding."""
     records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
     for record, value in zip(records, values):
         if isinstance(value, torch.Tensor):
             abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
-            record["bound"] = atol * value.numel() + rtol * abs_sum + 1e-9 * (1 + abs_sum)
+            squares = record["sq"] if isinstance(record["sq"], float) else math.inf
+            rounding = 1e-9 * (1 + abs_sum)
+            record["bound"] = atol * value.numel() + rtol * abs_sum + rounding
+            spread = atol * atol * value.numel() + 2 * atol * rtol * abs_sum + rtol * rtol * squares
+            record["wbound"] = WEIGHTED_SIGMAS * math.sqrt(spread) + rounding
     return records
 
 

@@ -56,19 +56,19 @@ def test_digests_accept_what_allclose_accepts_and_reject_wrong_outputs():
 
 def test_a_digest_reads_its_tensor_in_chunks_with_the_whole_tensors_sums(monkeypatch):
     """Digests are taken a chunk at a time (their float64 temporaries once were whole-tensor copies, several per
-    output: GPU memory and per-call work a rewritten runner could save): the sums are the whole tensor's, with +-1
-    weights repeating per chunk; NaN and infinite elements anywhere are still digested apart, so an answer with
-    them in other places disagrees."""
+    output: GPU memory and per-call work a rewritten runner could save), with the whole tensor's sums and weights as
+    long as the tensor; NaN and infinite elements anywhere are still digested apart, so an answer with them in other
+    places disagrees."""
     monkeypatch.setattr(rounds, "DIGEST_CHUNK", 1000)
     rounds._WEIGHTS.clear()
     x = torch.randn(3, 1234)  # 3702 elements: three whole chunks and a part
     (record,) = rounds.digest_values([x], 9)
     flat = x.reshape(-1).double()
-    w = rounds._weights(flat.numel(), flat.device, 9)
-    assert w.numel() == 1000
-    weights = w.repeat(4)[:flat.numel()]
+    weights = rounds._weights(flat.numel(), flat.device, 9).double()
+    assert weights.numel() == flat.numel() and set(weights.unique().tolist()) == {-1.0, 1.0}
     assert record["sums"] == pytest.approx([flat.sum().item(), (flat * weights).sum().item()], rel=1e-12)
     assert record["abs"] == pytest.approx(flat.abs().sum().item(), rel=1e-12) and "nonfinite" not in record
+    assert record["sq"] == pytest.approx((flat * flat).sum().item(), rel=1e-12)
     odd = x.clone().reshape(-1)
     odd[[5, 2500]], odd[3700] = math.nan, math.inf
     (special,) = rounds.digest_values([odd.reshape(3, 1234)], 9)
@@ -76,11 +76,45 @@ def test_a_digest_reads_its_tensor_in_chunks_with_the_whole_tensors_sums(monkeyp
     assert special["sums"] == pytest.approx([finite.sum().item(), (finite * weights).sum().item()], rel=1e-12)
     assert special["nonfinite"][0] == 2 and special["nonfinite"][2] == 1  # NaN count, +inf count
     moved = odd.clone()
-    moved[[2500, 2501]] = moved[[2501, 2500]]  # a NaN in another chunk's place
+    other = next(j for j in range(1000, 2000) if weights[j] != weights[2500])  # in another chunk, weighted apart
+    moved[[2500, other]] = moved[[other, 2500]]
     expected = rounds.reference_digests([odd], 9, 1e-2, 1e-2)
     ok, why = _digests_agree(expected, rounds.digest_values([moved], 9))
     assert not ok and "NaN" in why
     assert _digests_agree(expected, rounds.digest_values([odd.clone()], 9))[0]
+
+
+def test_inputs_with_two_chunks_swapped_do_not_digest_alike(monkeypatch):
+    """Attacker review 15: with +-1 weights that repeated per chunk, an input whose first two chunks a candidate had
+    swapped digested exactly as the original, so the "inputs unchanged" check passed (``correct`` twice, 32M floats on
+    CPU). The weights run the tensor's whole length."""
+    monkeypatch.setattr(rounds, "DIGEST_CHUNK", 1000)
+    rounds._WEIGHTS.clear()
+    x = torch.randn(2000)
+    swapped = torch.cat([x[1000:], x[:1000]])
+    assert rounds.digest_values([x], 4) != rounds.digest_values([swapped], 4)
+    assert rounds.digest_values([x], 4) == rounds.digest_values([x.clone()], 4)  # exact, as the input check needs
+
+
+def test_a_constant_at_the_right_mean_fails_the_weighted_digest():
+    """Attacker review 15: a runner rewritten from inside answered every timed call with a constant at the outputs'
+    mean (no kernel) and was ``correct`` at 1/30 of the honest time: the digests' tolerance was the worst case of
+    ``allclose`` errors all aligned with the weights (``atol * n + rtol * sum|ref|``), far above the constant's miss
+    of the weighted sum (~sigma * sqrt(n)). Errors a right answer makes do not follow the weights, so the weighted
+    sum is held to a statistical bound (:data:`drk.gym.rounds.WEIGHTED_SIGMAS` standard deviations of the largest
+    such errors); the plain sum keeps the worst case."""
+    torch.manual_seed(0)
+    for n in (4096, 1 << 20):
+        ref = torch.relu(torch.randn(n)) * 2.0
+        expected = rounds.reference_digests([ref], 3, 1e-2, 1e-2)
+        fill = torch.full_like(ref, float(ref.mean()))
+        ok, why = _digests_agree(expected, rounds.digest_values([fill], 3))
+        assert not ok and "checksum" in why, n
+        # right answers, with errors up to the whole tolerance in a random pattern or all of one sign, pass
+        tol = 0.999 * (1e-2 + 1e-2 * ref.abs())
+        for err in (tol * (2 * torch.rand(n) - 1), tol * torch.sign(torch.randn(n)), tol):
+            assert torch.allclose(ref + err, ref, atol=1e-2, rtol=1e-2)
+            assert _digests_agree(expected, rounds.digest_values([ref + err], 3))[0], n
 
 
 def test_calls_per_round_shrinks_for_big_outputs_but_never_below_two():
