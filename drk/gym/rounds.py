@@ -417,8 +417,8 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
 
     An answer ``allclose`` to the reference's has errors ``|e_i| <= t_i = atol + rtol * |ref_i|``. Its plain sum is
     within ``sum t_i`` (``bound``: the worst case, errors all of one sign). Its +-1-weighted sum is within
-    :data:`WEIGHTED_SIGMAS` x ``sqrt(sum t_i^2)`` (``wbound``) except with probability below 2 exp(-50), since
-    its errors do not follow the weights: held to the worst case too, a constant at the outputs' mean passed
+    :data:`WEIGHTED_SIGMAS` x ``sqrt(sum t_i^2)`` (``wbound``, or the worst case where that is smaller: a few
+    elements) except with probability below 2 exp(-50), since its errors do not follow the weights: held to the worst case too, a constant at the outputs' mean passed
     (attacker review 15). Both with room for float64 rounding."""
     records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
     for record, value in zip(records, values):
@@ -428,7 +428,7 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
             rounding = 1e-9 * (1 + abs_sum)
             record["bound"] = atol * value.numel() + rtol * abs_sum + rounding
             spread = atol * atol * value.numel() + 2 * atol * rtol * abs_sum + rtol * rtol * squares
-            record["wbound"] = WEIGHTED_SIGMAS * math.sqrt(spread) + rounding
+            record["wbound"] = min(record["bound"], WEIGHTED_SIGMAS * math.sqrt(spread) + rounding)  # small n
     return records
 
 

@@ -156,6 +156,10 @@ def test_reference_digests_bound_is_the_allclose_tolerance():
     ref = torch.randn(1000, dtype=torch.float64)
     (record,) = rounds.reference_digests([ref], 1, 1e-2, 1e-2)
     assert record["bound"] == pytest.approx(1e-2 * 1000 + 1e-2 * float(ref.abs().sum()), rel=1e-6)
+    t = 1e-2 + 1e-2 * ref.abs()
+    assert record["wbound"] == pytest.approx(rounds.WEIGHTED_SIGMAS * float(t.square().sum().sqrt()), rel=1e-6)
+    (few,) = rounds.reference_digests([ref[:4]], 1, 1e-2, 1e-2)
+    assert few["wbound"] == few["bound"]  # four elements: the worst case is the tighter bound
 
 
 def test_settled_times_charge_left_running_work_only_beyond_the_references_host_latency():
