@@ -1292,7 +1292,7 @@ def _digests_agree(ref: list[dict[str, Any]], claimed: list[Any]) -> tuple[bool,
             return False, f"output {index}: not finite"
         if not all(isinstance(s, (int, float)) for s in mine["sums"]):
             return False, f"output {index}: the reference's output is not finite"
-        bounds = (mine["bound"], mine.get("wbound", mine["bound"]))  # plain, weighted (rounds.reference_digests)
+        bounds = (mine["bound"], mine["wbound"])  # plain, weighted (rounds.reference_digests)
         if any(abs(float(a) - float(b)) > bound for a, b, bound in zip(sums, mine["sums"], bounds)):
             return False, f"output {index}: checksum off by more than the tolerance allows"
     return True, ""

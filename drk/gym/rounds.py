@@ -407,7 +407,8 @@ def _nonfinite_digest(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
     total = torch.zeros(6, dtype=torch.float64, device=flat.device)
     for x, wx in _chunks(flat, w):
         masks = (torch.isnan(x), torch.isposinf(x), torch.isneginf(x))
-        total += torch.stack([v for m in masks for v in (m.sum().to(torch.float64), torch.dot(m.to(torch.float64), wx))])
+        total += torch.stack([v for m in masks
+                              for v in (m.sum().to(torch.float64), torch.dot(m.to(torch.float64), wx))])
     return total.cpu().tolist()
 
 
@@ -418,8 +419,9 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
     An answer ``allclose`` to the reference's has errors ``|e_i| <= t_i = atol + rtol * |ref_i|``. Its plain sum is
     within ``sum t_i`` (``bound``: the worst case, errors all of one sign). Its +-1-weighted sum is within
     :data:`WEIGHTED_SIGMAS` x ``sqrt(sum t_i^2)`` (``wbound``, or the worst case where that is smaller: a few
-    elements) except with probability below 2 exp(-50), since its errors do not follow the weights: held to the worst case too, a constant at the outputs' mean passed
-    (attacker review 15). Both with room for float64 rounding."""
+    elements) except with probability below 2 exp(-50), since its errors do not follow the weights; held to the
+    worst case too, a constant at the outputs' mean passed (attacker review 15). Both with room for float64
+    rounding."""
     records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
     for record, value in zip(records, values):
         if isinstance(value, torch.Tensor):

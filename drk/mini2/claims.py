@@ -289,9 +289,7 @@ def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: in
                  planned_seeds: dict[str, int] | None = PLANNED_SEEDS) -> list[Path]:
     """``out`` (the claims table) and beside it ``<stem>_runs.csv`` and ``<stem>_variants.csv``; returns them.
     ``planned_seeds``: the plan's seeds per setting (``None``: judge whatever finished)."""
-    obs, turns = load_observations(root)
-    if not obs:
-        raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
+    obs, turns = _finished_observations(root)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     runs = runs_table(obs, turns, n_boot, seed)
@@ -305,13 +303,19 @@ def write_claims(root: str | Path, out: str | Path, n_boot: int = 2000, seed: in
 def write_runs(root: str | Path, out: str | Path, n_boot: int = 2000, seed: int = 0) -> Path:
     """Only the per-run endpoints of a tree (:func:`runs_table`): for trees that are not the plan's grid, e.g. the
     trloo runs repeated with another ``heldout_table`` (Table 2's mini2 row)."""
-    obs, turns = load_observations(root)
-    if not obs:
-        raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
+    obs, turns = _finished_observations(root)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     runs_table(obs, turns, n_boot, seed).to_csv(out, index=False)
     return out
+
+
+def _finished_observations(root: str | Path) -> tuple[Observations, dict[str, int]]:
+    """:func:`load_observations`, refusing a tree with no finished run."""
+    obs, turns = load_observations(root)
+    if not obs:
+        raise ValueError(f"no finished run under {root} (a grid's root: <root>/<setting>/<variant>/seed<k>)")
+    return obs, turns
 
 
 def count_tested(table: pd.DataFrame, settings: Iterable[str] = ("main",)) -> int:
