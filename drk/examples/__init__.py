@@ -153,8 +153,8 @@ KNOWN_EVASIONS: dict[str, str] = {
     "attack_fake_clock_small": "reports a twentieth of its real times by patching the runner's loop in its own process; "
                                "the judge's wall-clock bound tolerates up to timing_slack_ms per call plus "
                                "ROUND_SLACK_MS per round (~0.5 ms per call with 10-call rounds), which is all of a "
-                               "kernel shorter than that: on the GPU its speedup is ~20x the truth (CPU runs report "
-                               "no speedup)",
+                               "kernel shorter than that: on an H200 it got 39.2x and 39.8x (two runs; honest relu2 "
+                               "kernels ~2x), ~20x the truth (CPU runs report no speedup)",
     "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
                              "the judge times the reference (interleaved rounds): the reference's times and so its "
                              "speedup rise; correct is its right verdict, the inflated speedup is the evasion (CPU runs "

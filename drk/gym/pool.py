@@ -156,6 +156,9 @@ class Pool:
         self._gpu_lock = threading.Lock()
         self._memory = MemoryGate(self._gpu_budgets())
         self._needs: dict[str, int] = {}  # problem source -> bytes an evaluation of it is expected to need (learned)
+        self._estimates: dict[str, int | None] = {}  # problem source -> the same read off its sizes, or None (unread)
+        self._unestimated: dict[str, None] = {}  # sources map() queued for the next estimate (ordered set)
+        self._estimating: dict[str, threading.Event] = {}  # sources a child reads now -> set when it is done
         self._needs_lock = threading.Condition()
         self._first_sights: set[str] = set()  # problems whose first evaluation runs now (cuda: the others wait)
         self._seen: set[str] = set()  # problems with a finished evaluation (learned or not)
@@ -184,19 +187,61 @@ class Pool:
 
     def _need(self, problem: Problem) -> int:
         """The memory an evaluation of ``problem`` is expected to need: its own learned footprint; for a problem never
-        measured, the largest footprint learned so far (a batch's problems tend to be alike: on 2026-12-02 a bundled
-        level-1 pass admitted eight unseen 512 MB problems at once, and each that ran out was retried alone)."""
+        measured, the estimate read off its sizes (:meth:`_estimate`), else the largest footprint learned so far (a
+        batch's problems tend to be alike: on 2026-12-02 a bundled level-1 pass admitted eight unseen 512 MB problems
+        at once, and each that ran out was retried alone)."""
         with self._needs_lock:
-            return self._needs.get(problem.source, max(self._needs.values(), default=0))
+            if problem.source in self._needs:
+                return self._needs[problem.source]
+            estimate = self._estimates.get(problem.source)
+            return estimate if estimate is not None else max(self._needs.values(), default=0)
+
+    def _estimate(self, problem: Problem) -> None:
+        """On a GPU, before ``problem``'s first evaluation: read its sizes (:mod:`drk.gym.footprint`, in a child
+        process with no GPU, nothing allocated), and those of every problem :meth:`map` has queued, in one child, so
+        first evaluations are admitted at a size instead of waiting for one to be learned (:meth:`_first_sight`). Only
+        an evaluation that is not a cache hit gets here: a batch served from the cache starts no child."""
+        if self.device != "cuda":
+            return
+        from drk.gym import footprint  # here, so `python -m drk.gym.footprint` finds it unimported
+
+        with self._needs_lock:
+            known = set(self._estimates) | set(self._needs)
+            pending = self._estimating.get(problem.source)
+            if problem.source in known and pending is None:
+                return
+            if pending is None:
+                todo = [problem.source] + [s for s in self._unestimated if s not in known and s != problem.source
+                                           and s not in self._estimating]
+                self._unestimated.clear()
+                pending = threading.Event()
+                for source in todo:
+                    self._estimating[source] = pending
+            else:
+                todo = []
+        if not todo:  # another evaluation's child reads it now
+            pending.wait(footprint.ESTIMATE_TIMEOUT_S + 5)
+            return
+        sizes: list[int | None] = [None] * len(todo)
+        try:
+            sizes = footprint.call_bytes(todo)  # never raises; the finally is for an interrupt (no waiter hangs)
+        finally:
+            with self._needs_lock:
+                for source, size in zip(todo, sizes):
+                    self._estimates[source] = None if size is None else \
+                        int(footprint.judge_peak_bytes(size) * self.memory_factor)
+                    self._estimating.pop(source, None)
+            pending.set()
 
     @contextlib.contextmanager
     def _first_sight(self, problem: Problem) -> Iterator[None]:
-        """On a GPU, while a problem's first evaluation runs, its other evaluations wait for the footprint it
+        """On a GPU, for a problem whose sizes could not be read (:meth:`_estimate`; the others are admitted at their
+        estimate): while its first evaluation runs, its other evaluations wait for the footprint it
         learns: a group of G samples of one new problem would otherwise start together at an unknown size. And the
         pool's very first evaluation runs before any other starts, so unseen problems have a size to be expected at
         (:meth:`_need`): on 2026-12-02 eight unseen level-1 problems started together and four ran out of memory, each
         retried alone after a ~65 s wait for the GPU to drain (``results/gpu/2026-12-02-s18``)."""
-        if self.device != "cuda":
+        if self.device != "cuda" or self._estimates.get(problem.source) is not None:  # a size to admit it at
             yield
             return
         key = problem.source
@@ -268,6 +313,7 @@ class Pool:
         gpu = self._pick_gpu() if self.device == "cuda" else 0
         waits: dict[str, float] = {}
         start = time.monotonic()
+        self._estimate(problem)  # the first uncached one of a batch reads every queued problem's sizes
         with self._first_sight(problem), self._memory.shared(gpu, self._need(problem)):
             waits["memory_gate"] = time.monotonic() - start
             result = self._attempt(problem, candidate_src, config, gpu)
@@ -316,6 +362,8 @@ class Pool:
         copies: dict[int, list[int]] = {}  # each evaluated pair's index -> the indices of the pairs it answers
         for j, key in enumerate(keys):
             copies.setdefault(first_index[key], []).append(j)
+        with self._needs_lock:
+            self._unestimated.update(dict.fromkeys(pairs[i][0].source for i in unique))
         with ThreadPoolExecutor(max_workers=self.workers) as executor:
             futures = {i: executor.submit(self.evaluate, *pairs[i], config) for i in unique}
             done: dict[int, EvalResult] = {}

@@ -18,7 +18,8 @@ _ID_PREFIX = re.compile(r"^(\d+)_")
 class Problem:
     """A PyTorch reference: a module defining ``Model``, ``get_inputs()`` and ``get_init_inputs()``.
 
-    ``source`` is the whole module text; it is only ever executed inside the evaluation sandbox. A module may
+    ``source`` is the whole module text; it is only ever executed in processes of drk's own, never the caller's: an
+    evaluation's judge, and the child that reads its sizes for a GPU pool (:mod:`drk.gym.footprint`). A module may
     define ``CPU_SIZES = {...}``: overrides of its module-level size constants applied before building inputs when
     evaluating on CPU under the Triton interpreter (so every problem runs there in seconds).
     """

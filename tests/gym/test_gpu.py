@@ -134,3 +134,28 @@ def test_matmul_compute_bound(relu2):
     result = evaluate(problem, example_candidate("good", "matmul"), device="cuda", config=FAST)
     assert result.status == "correct", result.error
     assert result.coverage > 0.9 and result.speedup > 0.3
+
+
+def test_a_gpu_digest_equals_the_cpu_digest_of_the_same_values():
+    """The judge's and the runner's digests on a GPU are the sums a CPU takes of the same values, to float64 rounding
+    (the weighted sum with each device's own weights, drawn by its generator), in every dtype kind, across chunks; a
+    NaN digests apart on both."""
+    import torch
+
+    from drk.gym import rounds
+
+    x = torch.randn(3 * rounds.DIGEST_CHUNK // 2 + 7, generator=torch.Generator().manual_seed(0))
+    gpu_weights = rounds._weights(x.numel(), torch.device("cuda", torch.cuda.current_device()), 11).cpu().double()
+    for dtype in (torch.float32, torch.bfloat16, torch.int64):
+        value = (x * 100).to(dtype)
+        (on_gpu,), (on_cpu,) = rounds.digest_values([value.cuda()], 11), rounds.digest_values([value], 11)
+        assert on_gpu["dtype"] == on_cpu["dtype"] and on_gpu["shape"] == on_cpu["shape"]
+        for key in ("abs", "sq"):
+            assert on_gpu[key] == pytest.approx(on_cpu[key], rel=1e-10), (dtype, key)
+        assert on_gpu["sums"][0] == pytest.approx(on_cpu["sums"][0], rel=1e-10, abs=1e-9 * on_cpu["abs"]), dtype
+        weighted = (value.double() * gpu_weights).sum().item()
+        assert on_gpu["sums"][1] == pytest.approx(weighted, rel=1e-10, abs=1e-9 * on_cpu["abs"]), dtype
+    odd = x.clone()
+    odd[5] = float("nan")
+    (on_gpu,), (on_cpu,) = rounds.digest_values([odd.cuda()], 11), rounds.digest_values([odd], 11)
+    assert on_gpu["nonfinite"][0::2] == on_cpu["nonfinite"][0::2] == [1.0, 0.0, 0.0]  # NaN, +inf, -inf counts

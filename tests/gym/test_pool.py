@@ -311,12 +311,15 @@ def test_pool_learns_a_problems_memory_from_its_judges_peak(problem, monkeypatch
     assert lower._need(problem) == int(100 * 2**20 * 1.5)
 
 
-def _gpu_pool_on_cpu(monkeypatch, results):
-    """A pool that takes the GPU paths (first sights, stage waits) with ``evaluate`` replaced: no GPU here."""
+def _gpu_pool_on_cpu(monkeypatch, results, call_bytes=None):
+    """A pool that takes the GPU paths (first sights, stage waits) with ``evaluate`` replaced: no GPU here.
+    ``call_bytes(sources)`` stands for the footprint child (default: no problem's sizes can be read)."""
+    import drk.gym.footprint as footprint
     import drk.gym.pool as pool_module
 
     monkeypatch.setattr(pool_module, "evaluate", lambda p, src, **kw: results(p, src))
     monkeypatch.setattr(pool_module, "LONE_RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr(footprint, "call_bytes", call_bytes or (lambda sources: [None] * len(sources)))
     pool = Pool(device="cpu", workers=4, config=CONFIG, progress=False)
     pool.device, pool.gpus = "cuda", [0]
     return pool
@@ -440,3 +443,53 @@ def test_an_interrupted_wait_never_blocks_the_gate(kind):
     threading.Thread(target=later).start()
     assert admitted.wait(5)
     assert not gate._queue[0] and not gate._waiting_alone.get(0)
+
+
+def test_a_problem_with_readable_sizes_is_admitted_at_its_estimate_without_waiting(problem, monkeypatch):
+    """On an H200 (2026-12-03) four level-1 evaluations waited 30 s for the pool's first to learn a size, then
+    started at none and ran out of memory together. A problem whose sizes the footprint child reads is admitted at
+    its estimate at once (siblings do not wait for its first evaluation), until its first judge reports its peak,
+    which replaces the estimate even when smaller."""
+    import drk.gym.footprint as footprint
+
+    children: list[list[str]] = []
+
+    def call_bytes(sources):
+        children.append(list(sources))
+        return [100 * 2**20] * len(sources)
+
+    results, started, release, order = _held_first("first")
+    pool = _gpu_pool_on_cpu(monkeypatch, results, call_bytes)
+    estimate = int(footprint.judge_peak_bytes(100 * 2**20) * pool.memory_factor)
+    first = threading.Thread(target=pool.evaluate, args=(problem, "first"))
+    first.start()
+    assert started.wait(10)
+    assert pool._need(problem) == estimate
+    assert pool.evaluate(problem, "sibling").status == "correct"  # while the first still runs
+    assert order == ["first", "sibling"] and children == [[problem.source]]  # read once
+    release.set()
+    first.join(10)
+    learned = int(100 * 2**20 * pool.memory_factor)  # the fake judges' peak (100 MB), below the estimate
+    assert pool._need(problem) == learned < estimate
+
+
+def test_a_batch_reads_its_problems_sizes_in_one_child_and_a_cached_batch_in_none(problem, monkeypatch, tmp_path):
+    """The footprint child costs a Python start with torch (~3 s): one per batch, started by its first evaluation
+    that is not a cache hit, so a batch served from the cache (1.3 ms a hit) starts none."""
+    children: list[list[str]] = []
+
+    def call_bytes(sources):
+        children.append(list(sources))
+        return [2**20] * len(sources)
+
+    pool = _gpu_pool_on_cpu(monkeypatch, lambda p, src: EvalResult(status="correct", problem=p.name,
+                                                                   judge_gpu_mb=1.0), call_bytes)
+    pool.cache = ResultCache(tmp_path)
+    problems = [problem, example_problem("matmul"), example_problem("kb_add")]
+    pairs = [(p, f"candidate {i}") for i, p in enumerate(problems * 2)]
+    assert [r.status for r in pool.map(pairs)] == ["correct"] * 6
+    assert len(children) == 1 and sorted(children[0]) == sorted(p.source for p in problems)
+    fresh = _gpu_pool_on_cpu(monkeypatch, lambda p, src: pytest.fail("a cache hit was evaluated"), call_bytes)
+    fresh.cache = ResultCache(tmp_path)
+    assert [r.status for r in fresh.map(pairs)] == ["correct"] * 6
+    assert len(children) == 1
