@@ -100,6 +100,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 16: the hidden sets' tolerance now scales with the reference's TF32 sensitivity; it must not let a
     # distribution-specialised answer through.
     "attack_distribution_special": ("incorrect", None),  # right on randn-like inputs only: the x8 set catches it
+    "attack_train_special": ("incorrect", None),  # the same in the train pass only: hidden sets run in both passes
+    "attack_input_digest_lie": ("correct", None),  # a known evasion: clobbers its input, digests a copy (review 16)
     # Session 17: a fourth attacker review.
     "attack_pipe_stall": ("timeout", None),  # stops reading its requests: the judge's blocking write once hung it
     "attack_tail_backtrack": ("runtime_error", None),  # a 64 KiB crash line that made the judge's parse take seconds
@@ -145,6 +147,10 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
 #: with the verdict it gets today.
 KNOWN_EVASIONS: dict[str, str] = {
+    "attack_input_digest_lie": "overwrites its input with relu(x) after a right answer and hands the runner's input "
+                               "digest (taken in its own process after the call) a copy made before it; the judge "
+                               "never sees the inputs' bytes after a call, and an idempotent change leaves the "
+                               "profiler's repeated call right",
     "attack_launch_mode_peek": "reads the probes' mode (LaunchRecorder.disabled) from the launch wrapper's closure and "
                                "answers wrong only in the calls that disable its kernels; the canary family, cheaper",
     "attack_probe_canary": "a canary launch tells the module when its kernels are stubbed (the judge's probes), so it "
@@ -189,7 +195,8 @@ GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
 EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
     "matmul": {"good": ("correct", None)},
     "tuple_out": {"good": ("correct", None)},  # a forward returning a tuple
-    "int_ops": {"good": ("correct", None)},  # integer tensors in and out
+    "int_ops": {"good": ("correct", None),  # integer tensors in and out
+                "attack_off_by_one": ("incorrect", None)},  # integers compared exactly (attacker review 16)
     "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
 }
 

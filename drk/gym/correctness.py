@@ -54,6 +54,14 @@ class Comparison:
 COMPARE_CHUNK = 2**24
 
 
+def tolerance_for(value: torch.Tensor, atol: float, rtol: float) -> tuple[float, float]:
+    """``(atol, rtol)`` for comparing ``value``: as given for floating-point and complex tensors, ``(0, 0)`` for
+    integer and boolean ones. An index, a count or a mask has no rounding error to forgive: with the floats'
+    tolerance an argmax off by one past index 100 and an integer affine map off by one past |y| = 100 were
+    ``correct`` (attacker review 16)."""
+    return (atol, rtol) if value.is_floating_point() or value.is_complex() else (0.0, 0.0)
+
+
 def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: float,
                     chunk: int = COMPARE_CHUNK) -> Comparison:
     """Compare flattened outputs with ``allclose``; NaN never passes. Says where the largest error is.
@@ -79,12 +87,13 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
         if exp.is_complex():  # compared as (real, imaginary) pairs: a cast to float64 keeps only the real part, and
             # wrong imaginary parts passed (attacker review 13); the index then says which of the two
             exp, out = torch.view_as_real(exp.resolve_conj()), torch.view_as_real(out.detach().resolve_conj())
+        tol = tolerance_for(exp, atol, rtol)  # integers and booleans exactly
         try:
-            stats = _tensor_stats(exp, out.detach(), atol, rtol, chunk)
+            stats = _tensor_stats(exp, out.detach(), *tol, chunk)
         except torch.OutOfMemoryError:  # once more in host memory (a second failure there is the judge's own)
             if exp.is_cuda:
                 torch.cuda.empty_cache()
-            stats = _tensor_stats(exp.cpu(), out.detach().cpu(), atol, rtol, chunk)
+            stats = _tensor_stats(exp.cpu(), out.detach().cpu(), *tol, chunk)
         err, bad, first_worst = stats
         worst = max(worst, err)
         if bad:
@@ -93,7 +102,7 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             return Comparison(
                 False,
                 err,
-                f"output {index}: {bad}/{exp.numel()} elements differ (atol={atol}, rtol={rtol}); "
+                f"output {index}: {bad}/{exp.numel()} elements differ (atol={tol[0]}, rtol={tol[1]}); "
                 f"max abs error {err:.4g} at index {where}: got {got_value:.6g}, expected {expected_value:.6g}",
             )
     return Comparison(True, worst, "")

@@ -450,8 +450,9 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     """The correctness calls and their reference outputs, all computed before the candidate process exists.
 
     Seeded trials alternate eval/no-grad and train/grad passes; hidden sets perturb the float inputs (scaled up and
-    down, sign-flipped, shifted) so that constant or partial outputs fail; a hidden set whose reference output is
-    not finite (a log of negatives, say) is skipped.
+    down, sign-flipped, shifted) so that constant or partial outputs fail, each perturbation in both passes (with
+    the eval pass's only, a kernel that clamped its inputs when ``self.training`` was ``correct``: attacker review
+    16); a hidden set whose reference output is not finite (a log of negatives, say) is skipped.
     """
     specs, labels = [], []
     # every input seed comes from the judge's secret stream: a candidate that knew them (cfg.seed is public) could
@@ -463,14 +464,17 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     first_round = len(specs)
     if cfg.hidden_inputs:
         for j, (scale, shift) in enumerate(PERTURBATIONS):
-            specs.append(CallSpec(ref.seeds.next(), "eval", scale, shift))
-            labels.append(f"hidden input set {j + 1} (inputs x{scale:g} {shift:+g}, refreshed in place)")
+            for mode in ("eval", "train"):  # the eval pass first: the train pass takes its sensitivity (below)
+                specs.append(CallSpec(ref.seeds.next(), mode, scale, shift))
+                labels.append(f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g}, "
+                              "refreshed in place)")
     else:
         for j, mode in enumerate(("eval", "train")):
             specs.append(CallSpec(ref.seeds.next(), mode))
             labels.append(f"trial {first_round + j + 1} ({mode} pass, inputs refreshed in place)")
     kept = Planned([], [], [], [], first_round)
     base_magnitude = base_sensitivity = 0.0
+    eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
     for spec, label in zip(specs, labels):
         inputs = ref.inputs(spec)
         digests = rounds.digest_values(inputs, ref.digest_seed)
@@ -483,6 +487,10 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
         sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
         del twin
         hidden = spec.scale != 1.0 or spec.shift != 0.0
+        if hidden and spec.mode == "eval":
+            eval_sensitivity[(spec.scale, spec.shift)] = sensitivity
+        elif hidden:  # a train pass is not asked (dropout would make it noise): its perturbation's eval pass says
+            sensitivity = eval_sensitivity.get((spec.scale, spec.shift), 0.0)
         if hidden and not all(_finite(x) for x in expected):
             continue
         magnitude = _magnitude(expected)

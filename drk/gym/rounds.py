@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from drk.gym.correctness import tolerance_for
+
 _perf_counter = time.perf_counter
 _NO_GRAD = torch.no_grad
 _ENABLE_GRAD = torch.enable_grad
@@ -425,11 +427,12 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
     records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
     for record, value in zip(records, values):
         if isinstance(value, torch.Tensor):
+            a, r = tolerance_for(value, atol, rtol)
             abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
             squares = record["sq"] if isinstance(record["sq"], float) else math.inf
             rounding = 1e-9 * (1 + abs_sum)
-            record["bound"] = atol * value.numel() + rtol * abs_sum + rounding
-            spread = atol * atol * value.numel() + 2 * atol * rtol * abs_sum + rtol * rtol * squares
+            record["bound"] = a * value.numel() + r * abs_sum + rounding
+            spread = a * a * value.numel() + 2 * a * r * abs_sum + r * r * squares
             record["wbound"] = min(record["bound"], WEIGHTED_SIGMAS * math.sqrt(spread) + rounding)  # small n
     return records
 

@@ -115,3 +115,26 @@ def test_a_profile_that_claims_nothing_is_pr_zero_not_missing():
         coverage, kernels = claimed_coverage(claim, own)
         assert coverage == 0.0 and kernels == []
     assert claimed_coverage({"relu2_kernel": 1e308, "other": 1e308}, own)[0] == 0.5  # capped: finite
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8, torch.bool])
+def test_integer_and_boolean_outputs_are_compared_exactly(dtype):
+    """Attacker review 16: with the floats' tolerance (atol + rtol * |ref|) an integer answer off by one wherever
+    |y| >= 100, and an argmax off by one past index 100, were ``correct``. Integers and booleans have no rounding to
+    forgive: the element-wise comparison and the timed calls' digests both hold them exactly."""
+    from drk.gym import rounds
+
+    high = 2 if dtype == torch.bool else 250
+    expected = torch.randint(0, high, (4096,), generator=torch.Generator().manual_seed(1)).to(dtype)
+    off = expected.clone()
+    big = expected.to(torch.int64) >= 100 if dtype != torch.bool else torch.arange(4096) == 7
+    off[big] = (expected[big].to(torch.int64) - 1).to(dtype) if dtype != torch.bool else ~expected[big]
+    assert C.compare_outputs([expected], [expected.clone()], 0.01, 0.01).ok
+    result = C.compare_outputs([expected], [off], 0.01, 0.01)
+    assert not result.ok and "atol=0.0, rtol=0.0" in result.message
+    assert C.tolerance_for(expected, 0.01, 0.01) == (0.0, 0.0)
+    assert C.tolerance_for(expected.float(), 0.01, 0.01) == (0.01, 0.01)
+    reference = rounds.reference_digests([expected], 3, 0.01, 0.01)
+    from drk.gym.judge import _digests_agree
+    assert _digests_agree(reference, rounds.digest_values([expected.clone()], 3))[0]
+    assert not _digests_agree(reference, rounds.digest_values([off], 3))[0]
