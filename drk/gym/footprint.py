@@ -25,9 +25,7 @@ import json
 import os
 import subprocess
 import sys
-import types
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 #: A judge's GPU peak (torch's reserved memory) beyond :data:`JUDGE_BASE_BYTES`, as a multiple of a call's bytes.
 #: Measured on an H200 with the chunked digest (2026-12-03, ``results/gpu/2026-12-03-s26/call2_suite_l1_eager.log``,
@@ -70,31 +68,23 @@ def read_call_bytes(source: str) -> int | None:
     problem's code (the child of :func:`call_bytes` does this; so do tests)."""
     import torch
 
+    from drk.gym import rounds
+    from drk.gym.config import EvalConfig
+    from drk.gym.judge import _module_and_model
+
     if "cuda" in source:  # a problem that moves tensors to a device itself would allocate there: not read
         return None
-    module = types.ModuleType("drk_footprint_problem")
-    module.__file__ = "problem.py"
-    try:
-        exec(compile(source, "problem.py", "exec"), module.__dict__)  # trusted problem, in a process of its own
-        with torch.device("meta"):
-            model = module.Model(*module.get_init_inputs())
-            inputs = list(module.get_inputs())
-            with torch.no_grad():
-                outputs = model(*inputs)
+    meta = torch.device("meta")
+    try:  # built as a judge builds its reference, on the meta device: GPU sizes, nothing allocated
+        module, model = _module_and_model(source, "problem.py", "footprint", EvalConfig(), meta)
+        inputs = rounds.make_inputs(module, rounds.CallSpec(0), meta)
+        outputs = rounds.call_model(model, inputs, "eval")
     except Exception:  # noqa: BLE001 - no meta kernel, data-dependent shapes, a broken module: no estimate
         return None
-    values = [*inputs, *_leaves(outputs), *model.parameters(), *model.buffers()]
+    values = [*inputs, *outputs, *model.parameters(), *model.buffers()]
     if any(isinstance(v, torch.Tensor) and v.device.type != "meta" for v in values):
         return None
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
-
-
-def _leaves(value: Any) -> Iterable[Any]:
-    if isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -206,13 +206,14 @@ class Pool:
         from drk.gym import footprint  # here, so `python -m drk.gym.footprint` finds it unimported
 
         with self._needs_lock:
-            known = set(self._estimates) | set(self._needs)
+            def unknown(source: str) -> bool:
+                return source not in self._estimates and source not in self._needs and source not in self._estimating
+
             pending = self._estimating.get(problem.source)
-            if problem.source in known and pending is None:
+            if pending is None and not unknown(problem.source):
                 return
             if pending is None:
-                todo = [problem.source] + [s for s in self._unestimated if s not in known and s != problem.source
-                                           and s not in self._estimating]
+                todo = [problem.source] + [s for s in self._unestimated if s != problem.source and unknown(s)]
                 self._unestimated.clear()
                 pending = threading.Event()
                 for source in todo:

@@ -6,6 +6,8 @@ import pytest
 import torch
 
 from drk.gym import correctness as C
+from drk.gym import rounds
+from drk.gym.judge import _digests_agree
 
 
 def _cases():
@@ -122,8 +124,6 @@ def test_integer_and_boolean_outputs_are_compared_exactly(dtype):
     """Attacker review 16: with the floats' tolerance (atol + rtol * |ref|) an integer answer off by one wherever
     |y| >= 100, and an argmax off by one past index 100, were ``correct``. Integers and booleans have no rounding to
     forgive: the element-wise comparison and the timed calls' digests both hold them exactly."""
-    from drk.gym import rounds
-
     high = 2 if dtype == torch.bool else 250
     expected = torch.randint(0, high, (4096,), generator=torch.Generator().manual_seed(1)).to(dtype)
     off = expected.clone()
@@ -135,7 +135,6 @@ def test_integer_and_boolean_outputs_are_compared_exactly(dtype):
     assert C.tolerance_for(expected, 0.01, 0.01) == (0.0, 0.0)
     assert C.tolerance_for(expected.float(), 0.01, 0.01) == (0.01, 0.01)
     reference = rounds.reference_digests([expected], 3, 0.01, 0.01)
-    from drk.gym.judge import _digests_agree
     assert _digests_agree(reference, rounds.digest_values([expected.clone()], 3))[0]
     assert not _digests_agree(reference, rounds.digest_values([off], 3))[0]
     if dtype == torch.int64:  # one element off by one among large values: no rounding room hides it
