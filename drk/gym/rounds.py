@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from drk.gym import digest_kernel
 from drk.gym.correctness import tolerance_for
 
 _perf_counter = time.perf_counter
@@ -311,15 +312,23 @@ WEIGHTED_SIGMAS = 10.0
 def _weights(numel: int, device: torch.device, seed: int) -> torch.Tensor:
     """A fixed pseudo-random +-1 vector per size, device and seed, as int8 (a byte per element; made float64 a chunk
     at a time); cached (both sides pay once). It runs the tensor's whole length: weights repeating per chunk made an
-    input with two chunks swapped digest exactly as the original (attacker review 15)."""
+    input with two chunks swapped digest exactly as the original (attacker review 15). On CUDA they are the CUDA
+    digest kernel's own (:func:`drk.gym.digest_kernel.hashed_signs`, a hash of each position, drawn a chunk at a
+    time), so its NaN/inf path weights as the kernel does; elsewhere a generator's draw (the hash in torch ops costs
+    ~2.7 s per 16M elements on one CPU thread, the generator 0.06 s)."""
     key = (numel, str(device), seed)
     if key not in _WEIGHTS:
         if len(_WEIGHTS) > 16:
             _WEIGHTS.clear()
-        gen = torch.Generator(device=device)
-        gen.manual_seed(seed)
-        bits = torch.randint(0, 2, (numel,), generator=gen, device=device, dtype=torch.int8)
-        _WEIGHTS[key] = bits * 2 - 1
+        if device.type == "cuda":
+            parts = [digest_kernel.hashed_signs(lo, min(DIGEST_CHUNK, numel - lo), seed, device)
+                     for lo in range(0, numel, DIGEST_CHUNK)]
+            _WEIGHTS[key] = torch.cat(parts) if parts else torch.empty(0, dtype=torch.int8, device=device)
+        else:
+            gen = torch.Generator(device=device)
+            gen.manual_seed(seed)
+            bits = torch.randint(0, 2, (numel,), generator=gen, device=device, dtype=torch.int8)
+            _WEIGHTS[key] = bits * 2 - 1
     return _WEIGHTS[key]
 
 
@@ -356,9 +365,10 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
     :func:`reference_digests`).
 
     On CPU the sums are taken on one thread: their rounding depends on the thread count, and the input digests of
-    the judge and the runner (which run with different thread counts) must agree exactly. The work is a float64
-    copy of the tensor and of its weights and four reductions per :data:`DIGEST_CHUNK` elements; NaN and infinite
-    elements (a second pass, only where there are any) are digested apart.
+    the judge and the runner (which run with different thread counts) must agree exactly. There the work is a
+    float64 copy of the tensor and of its weights and four reductions per :data:`DIGEST_CHUNK` elements; on CUDA it
+    is one read of the tensor (:mod:`drk.gym.digest_kernel`: the same weights, so the same sums to float64
+    rounding). NaN and infinite elements (a second pass, only where there are any) are digested apart.
     """
     records, tensors = [], []
     threads = torch.get_num_threads()
@@ -371,21 +381,24 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
                 flat = value.detach().reshape(-1)
                 if flat.is_complex():
                     flat = torch.view_as_real(flat).reshape(-1)
-                w = _weights(flat.numel(), flat.device, seed)
-                tensors.append((flat, w, _fast_sums(flat, w)))
+                if flat.device.type == "cuda" and flat.dtype in digest_kernel.KERNEL_DTYPES:
+                    tensors.append((flat, digest_kernel.fused_sums(flat, seed)))  # one read, no copies
+                else:
+                    tensors.append((flat, _fast_sums(flat, _weights(flat.numel(), flat.device, seed))))
                 records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
             else:
                 records.append({"value": value if isinstance(value, (int, float, bool)) or value is None
                                 else repr(value)[:200]})
-        sums = torch.stack([t[2].cpu() for t in tensors]).tolist() if tensors else []
+        sums = torch.stack([t[1].cpu() for t in tensors]).tolist() if tensors else []
         # a non-finite sum of absolute values means NaN or infinite elements (rare: a second pass only then): the
         # sums over the finite ones, and their counts and +-1-weighted counts per kind, since right answers
         # (allclose with equal_nan) have them at the same places
         nonfinite = []
-        for (flat, w, _), row in zip(tensors, sums):
+        for (flat, _), row in zip(tensors, sums):
             if math.isfinite(row[2]):
                 nonfinite.append(None)
             else:
+                w = _weights(flat.numel(), flat.device, seed)
                 row[:] = _masked_sums(flat, w)
                 nonfinite.append(_nonfinite_digest(flat, w))
     finally:
