@@ -44,7 +44,9 @@ def judged(batch):
             wrong = not verdict_matches(p, c, dev, r.status, r.hack_reasons)
             why = f" | WRONG (expected {exp}; env_error={r.env_error}): {(r.error or '')[-400:]!r}" if wrong else ""
             print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
-                  f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) | stages (s): {stages}{why}",
+                  f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) timing charge "
+                  f"{r.timing_charge_ms} ms, excess settle {r.settle_excess_ms} flush {r.flush_excess_ms} ms | "
+                  f"stages (s): {stages}{why}",
                   flush=True)
             out[i] = r
     return [out[i] for i in range(len(batch))]
