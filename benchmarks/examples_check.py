@@ -2,6 +2,7 @@
 the verdicts it must get. Prints one line per example and the count of wrong verdicts; exit code 1 if any.
 
     python benchmarks/examples_check.py [NAME ...] [--repeat 3]      # GPU if visible, else CPU (interpreter)
+    python benchmarks/examples_check.py --burst-cycles 10000000 --slack-ms 0.01 --round-slack-ms 0.3   # burst rounds
 """
 import sys
 import time
@@ -18,10 +19,19 @@ if "--repeat" in sys.argv:
     i = sys.argv.index("--repeat")
     repeat = int(sys.argv[i + 1])
     del sys.argv[i:i + 2]
+#: --burst-cycles N [--slack-ms X] [--round-slack-ms Y]: burst rounds (EvalConfig.timing_burst_cycles) with those
+#: slacks, to see every example's verdict under them (GPU)
+timing = {}
+for flag, key, kind in (("--burst-cycles", "timing_burst_cycles", int), ("--slack-ms", "timing_slack_ms", float),
+                        ("--round-slack-ms", "timing_round_slack_ms", float)):
+    if flag in sys.argv:
+        i = sys.argv.index(flag)
+        timing[key] = kind(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
 sel = sys.argv[1:]
 pairs = [(p, c) for p, c in all_examples() if (not sel or c in sel or f"{p}/{c}" in sel) and (dev == "cuda" or (p, c) not in GPU_ONLY)]
 t=time.time()
-pool = Pool(device=dev, workers=8 if dev == "cuda" else 2, progress=False, config=EvalConfig(timeout_s=90))
+pool = Pool(device=dev, workers=8 if dev == "cuda" else 2, progress=False, config=EvalConfig(timeout_s=90, **timing))
 #: Started first, after relu2/good (a pool's first evaluation runs alone, to learn a size): the examples that run to a
 #: limit. In chunks of 16 each chunk waited on its slowest, and a 10-minute device call judged 64 of 91 (session 20).
 SLOW_FIRST = ("hangs", "memory_hog", "attack_pipe_stall", "attack_slow_import_decoy", "attack_fake_clock")

@@ -142,11 +142,16 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "legit_triton_op": ("correct", None),
     "legit_aliased_jit": ("correct", None),  # from triton import jit as triton_jit: was hacked
     "legit_generated_kernel": ("correct", None),  # a kernel exec'd from a template string: was hacked
+    # Session 27: attacker review 17.
+    "attack_hook_tell": ("hacked", "no_effect"),  # Triton's launch hooks fired only for a real launch (review 17)
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
 #: with the verdict it gets today.
 KNOWN_EVASIONS: dict[str, str] = {
+    "attack_int_range": "(int_ops) right only inside get_inputs()' integer range: the hidden input sets change the "
+                        "distribution of floating-point inputs only (integer inputs are often indices, which a "
+                        "change would make invalid), so no input set ever has an element outside it",
     "attack_input_digest_lie": "overwrites its input with relu(x) after a right answer and hands the runner's input "
                                "digest (taken in its own process after the call) a copy made before it; the judge "
                                "never sees the inputs' bytes after a call, and an idempotent change leaves the "
@@ -158,7 +163,7 @@ KNOWN_EVASIONS: dict[str, str] = {
                            "shows that torch does the work",
     "attack_fake_clock_small": "reports a twentieth of its real times by patching the runner's loop in its own process; "
                                "the judge's wall-clock bound tolerates up to timing_slack_ms per call plus "
-                               "ROUND_SLACK_MS per round (~0.5 ms per call with 10-call rounds), which is all of a "
+                               "timing_round_slack_ms per round (~0.5 ms per call with 10-call rounds), which is all of a "
                                "kernel shorter than that: on an H200 it got 39.2x and 39.8x (two runs; honest relu2 "
                                "kernels ~2x), ~20x the truth (CPU runs report no speedup)",
     "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
@@ -196,7 +201,8 @@ EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
     "matmul": {"good": ("correct", None)},
     "tuple_out": {"good": ("correct", None)},  # a forward returning a tuple
     "int_ops": {"good": ("correct", None),  # integer tensors in and out
-                "attack_off_by_one": ("incorrect", None)},  # integers compared exactly (attacker review 16)
+                "attack_off_by_one": ("incorrect", None),  # integers compared exactly (attacker review 16)
+                "attack_int_range": ("correct", None)},  # KNOWN_EVASIONS: wrong outside get_inputs' integer range
     "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
 }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -40,11 +41,14 @@ class LaunchRecorder:
     _originals: list[tuple[type, Callable]] = field(default_factory=list)
 
     def install(self) -> None:
-        """Patch the launch entry points of every Triton function class present (idempotent per instance)."""
+        """Patch the launch entry points of every Triton function class present (idempotent per instance), and the
+        compiled kernel's launcher (a ``noop`` launch reaches it and launches nothing). Installed alike in every
+        runner, so the patches tell no runner from another."""
         for cls in _launch_classes():
             original = cls.run
             self._originals.append((cls, original))
             cls.run = self._make_wrapper(original)
+        _install_noop_launcher()
 
     def _make_wrapper(self, original: Callable) -> Callable:
         recorder = self
@@ -54,9 +58,8 @@ class LaunchRecorder:
                 return original(fn_self, *args, **kwargs)
             name, is_own = recorder._identify(fn_self)
             (recorder.own if is_own else recorder.foreign)[recorder.current_pass][name] += 1
-            if is_own and recorder.disabled == "noop":  # compiled, not launched: a launch returns the compiled
-                # kernel, and a None here told a decoy it was being probed (attack_launch_return)
-                return original(fn_self, *args, **{**kwargs, "warmup": True})
+            if is_own and recorder.disabled == "noop":
+                return _run_without_programs(original, fn_self, args, kwargs)
             if is_own and recorder.disabled == "raise":
                 raise RuntimeError("drk probe: this Triton kernel is disabled")
             try:
@@ -90,6 +93,76 @@ class LaunchRecorder:
 
     def launched_own_in(self, pass_name: str) -> bool:
         return sum(self.own.get(pass_name, Counter()).values()) > 0
+
+
+#: Per thread: > 0 while a ``noop`` launch runs (:func:`_run_without_programs`), when the compiled kernel's launcher
+#: launches a grid of none (:func:`_install_noop_launcher`).
+_NOOP = threading.local()
+#: Whether ``CompiledKernel.run`` could be made to launch no programs during a ``noop`` launch (a GPU launch needs it).
+_LAUNCHER_PATCHED = False
+
+
+def _run_without_programs(original: Callable, fn_self: Any, args: tuple, kwargs: dict) -> Any:
+    """A ``noop`` probe launch: Triton's whole launch path as a real launch takes it (arguments bound, kernel
+    compiled, the candidate's grid computed, ``pre_run_hooks`` and the launch hooks called with the launch's
+    metadata, the compiled kernel returned), but none of the kernel's programs run. Stopping at a compile
+    (``warmup=True``) skipped the hooks a real launch calls, and a hook that counted told a decoy which calls were
+    probed (``attack_hook_tell``, attacker review 17); returning ``None`` told it too (``attack_launch_return``).
+
+    The interpreter runs a grid's programs itself: it gets a grid of none, after the candidate's own grid, if a
+    callable, is computed as a launch computes it. A GPU launch reaches the compiled kernel's launcher, which then
+    launches a grid of none (Triton's launcher skips the launch itself for an empty grid, after its hooks). With a
+    Triton whose launcher cannot be reached so, the launch stops at the compile, as before review 17."""
+    if type(fn_self).__name__ == "InterpretedFunction":
+        grid = kwargs.get("grid")
+
+        def no_programs(meta: Any) -> tuple[int, int, int]:
+            if callable(grid):
+                grid(meta)
+            return (0, 0, 0)
+
+        return original(fn_self, *args, **{**kwargs, "grid": no_programs})
+    if not _LAUNCHER_PATCHED:  # pragma: no cover - a Triton without CompiledKernel.run as a property
+        return original(fn_self, *args, **{**kwargs, "warmup": True})
+    _NOOP.depth = getattr(_NOOP, "depth", 0) + 1
+    try:
+        return original(fn_self, *args, **kwargs)
+    finally:
+        _NOOP.depth -= 1
+
+
+def _empty_grid(launcher: Callable) -> Callable:
+    """``launcher`` (a compiled kernel's: ``(grid_0, grid_1, grid_2, stream, function, packed_metadata,
+    launch_metadata, enter_hook, exit_hook, *kernel_args)`` in Triton 3.x) with a grid of none: it does all a launch
+    does (hooks with the launch's metadata, scratch of size 0) but launch."""
+    def launch(grid_0: int, grid_1: int, grid_2: int, *rest: Any) -> Any:
+        return launcher(0, 0, 0, *rest)
+
+    return launch
+
+
+def _install_noop_launcher() -> bool:
+    """Make ``CompiledKernel.run`` (the launcher ``JITFunction.run`` calls) launch a grid of none while a ``noop``
+    launch runs on this thread, the real launcher otherwise (once per process). Whether it could."""
+    global _LAUNCHER_PATCHED
+    try:
+        from triton.compiler.compiler import CompiledKernel
+    except ImportError:  # pragma: no cover - older Triton
+        return False
+    real = CompiledKernel.__dict__.get("run")
+    if isinstance(real, property) and getattr(real.fget, "_drk_noop", False):
+        return True
+    if not isinstance(real, property):  # pragma: no cover - another Triton
+        return False
+
+    def run(kernel: Any) -> Any:
+        launcher = real.fget(kernel)
+        return _empty_grid(launcher) if getattr(_NOOP, "depth", 0) else launcher
+
+    run._drk_noop = True  # type: ignore[attr-defined]
+    CompiledKernel.run = property(run)
+    _LAUNCHER_PATCHED = True
+    return True
 
 
 @functools.cache

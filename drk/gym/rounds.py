@@ -13,6 +13,7 @@ work outside its reported times (``timing_mismatch``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -113,7 +114,7 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
               device: torch.device, flush: torch.Tensor | None,
               keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
               lates: list[float] | None = None, flushes: list[float] | None = None, head_start_cycles: int = 0,
-              sync_before_start: bool = False) -> tuple[list[float], list[Any]]:
+              sync_before_start: bool = False, burst_cycles: int = 0) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
@@ -141,12 +142,20 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     ``keep(index, inputs, outputs)`` says what to keep of each call (default: the outputs), so a round of big
     tensors holds one call's inputs and only what the caller needs of the others.
 
+    ``burst_cycles`` (CUDA; ``EvalConfig.timing_burst_cycles``): a *burst round* instead: that many GPU cycles of
+    busy-wait queued first, then every call's flush, events and call queued back to back, and one whole-device
+    synchronise at the end. ``keep`` must then not wait for the device (:func:`start_digests`, not
+    :func:`digest_values`). ``lates`` get 0 (work a call leaves running is inside the round's wall time, which the
+    judge bounds, and in no event interval). On CPU it changes nothing: calls there are synchronous.
+
     Raises:
         CallFailed: a call raised (its index and exception).
     """
     times: list[float] = []
     kept: list[Any] = []
     cuda = device.type == "cuda"
+    if cuda and burst_cycles:
+        return _burst_round(model, input_sets, modes, flush, keep, lates, flushes, burst_cycles)
     for index, mode in enumerate(modes):
         inputs = input_sets[index]
         flushing = None
@@ -185,6 +194,42 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
             raise CallFailed(index, exc) from None
         kept.append(keep(index, inputs, out) if keep is not None else out)
         del inputs, out
+    return times, kept
+
+
+def _burst_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str],
+                 flush: torch.Tensor | None, keep: Callable[[int, Sequence[Any], list[Any]], Any] | None,
+                 lates: list[float] | None, flushes: list[float] | None, burst_cycles: int
+                 ) -> tuple[list[float], list[Any]]:
+    """:func:`run_round`'s burst round (CUDA): the host queues the whole round while the GPU busy-waits, so the GPU
+    runs it without waiting for the host, and the round's wall time is its GPU work plus one wake-up."""
+    events: list[tuple[Any, Any, Any]] = []
+    kept: list[Any] = []
+    torch.cuda._sleep(burst_cycles)
+    for index, mode in enumerate(modes):
+        inputs = input_sets[index]
+        try:
+            flushing, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            flushing.record()
+            if flush is not None:
+                flush.zero_()
+            start.record()
+            out = call_model(model, inputs, mode)
+            end.record()
+        except BaseException as exc:  # noqa: BLE001 - the candidate's failure is data for the judge
+            raise CallFailed(index, exc) from None
+        events.append((flushing, start, end))
+        kept.append(keep(index, inputs, out) if keep is not None else out)
+        del inputs, out
+    try:
+        torch.cuda.synchronize()
+    except BaseException as exc:  # noqa: BLE001 - a fault in a queued call surfaces here
+        raise CallFailed(len(modes) - 1, exc) from None
+    times = [start.elapsed_time(end) for _, start, end in events]
+    if lates is not None:
+        lates.extend(0.0 for _ in events)
+    if flushes is not None:
+        flushes.extend(flushing.elapsed_time(start) if flush is not None else 0.0 for flushing, start, _ in events)
     return times, kept
 
 
@@ -359,23 +404,40 @@ def _masked_sums(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
     return total.cpu().tolist()
 
 
-def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
-    """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself
-    (and the sums of absolute values and of squares, which size the tolerance of a reference's digest:
-    :func:`reference_digests`).
-
-    On CPU the sums are taken on one thread: their rounding depends on the thread count, and the input digests of
-    the judge and the runner (which run with different thread counts) must agree exactly. There the work is a
-    float64 copy of the tensor and of its weights and four reductions per :data:`DIGEST_CHUNK` elements; on CUDA it
-    is one read of the tensor (:mod:`drk.gym.digest_kernel`: the same weights, so the same sums to float64
-    rounding). NaN and infinite elements (a second pass, only where there are any) are digested apart.
-    """
-    records, tensors = [], []
+@contextlib.contextmanager
+def _one_thread_if(on_cpu: bool):
+    """CPU digests on one thread: their rounding depends on the thread count, and the input digests of the judge and
+    the runner (which run with different thread counts) must agree exactly."""
     threads = torch.get_num_threads()
-    on_cpu = any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in values)
     if on_cpu:
         torch.set_num_threads(1)
     try:
+        yield
+    finally:
+        if on_cpu:
+            torch.set_num_threads(threads)
+
+
+@dataclass
+class PendingDigests:
+    """Digests whose sums are queued on the device and not yet read back (:func:`start_digests`); reading them back
+    waits for the device, so a burst round (:func:`run_round` with ``burst_cycles``) starts every call's and
+    finishes them all (:func:`finish_digests`) after its one synchronise. Holds the tensors until then (the rare
+    NaN/inf pass reads them again)."""
+
+    records: list[dict[str, Any]]
+    tensors: list[tuple[torch.Tensor, torch.Tensor]]  # (flat values, their four sums on the device)
+    seed: int
+    on_cpu: bool
+    #: per value, ``(atol, rtol, numel)`` for a reference's digest (:func:`start_reference_digests`), else None
+    tolerances: list[tuple[float, float, int] | None] | None = None
+
+
+def start_digests(values: Sequence[Any], seed: int) -> PendingDigests:
+    """The first half of :func:`digest_values`: records and the sums queued, nothing read back."""
+    records, tensors = [], []
+    on_cpu = any(isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in values)
+    with _one_thread_if(on_cpu):
         for value in values:
             if isinstance(value, torch.Tensor):
                 flat = value.detach().reshape(-1)
@@ -389,6 +451,14 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
             else:
                 records.append({"value": value if isinstance(value, (int, float, bool)) or value is None
                                 else repr(value)[:200]})
+    return PendingDigests(records, tensors, seed, on_cpu)
+
+
+def finish_digests(pending: PendingDigests) -> list[dict[str, Any]]:
+    """The second half of :func:`digest_values` (and of :func:`reference_digests`): the sums read back (this waits
+    for the device), the NaN/inf pass where one is needed, and a reference's bounds."""
+    tensors, seed = pending.tensors, pending.seed
+    with _one_thread_if(pending.on_cpu):
         sums = torch.stack([t[1].cpu() for t in tensors]).tolist() if tensors else []
         # a non-finite sum of absolute values means NaN or infinite elements (rare: a second pass only then): the
         # sums over the finite ones, and their counts and +-1-weighted counts per kind, since right answers
@@ -401,11 +471,10 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
                 w = _weights(flat.numel(), flat.device, seed)
                 row[:] = _masked_sums(flat, w)
                 nonfinite.append(_nonfinite_digest(flat, w))
-    finally:
-        if on_cpu:
-            torch.set_num_threads(threads)
+    records = pending.records
     it, extra = iter(sums), iter(nonfinite)
-    for record in records:
+    tolerances = iter(pending.tolerances or [None] * len(records))
+    for record, tolerance in zip(records, tolerances):
         if "dtype" in record:
             plain, weighted, absolute, squares = next(it)
             record["sums"] = [s if math.isfinite(s) else str(s) for s in (plain, weighted)]
@@ -414,7 +483,24 @@ def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
             special = next(extra)
             if special is not None:
                 record["nonfinite"] = special
+            if tolerance is not None:
+                _add_bounds(record, *tolerance)
+    pending.tensors = []  # the values are no longer needed
     return records
+
+
+def digest_values(values: Sequence[Any], seed: int) -> list[dict[str, Any]]:
+    """Per value: dtype, shape and two float64 sums (plain and +-1-weighted) of a tensor, or the scalar itself
+    (and the sums of absolute values and of squares, which size the tolerance of a reference's digest:
+    :func:`reference_digests`).
+
+    On CPU the sums are taken on one thread (:func:`_one_thread_if`). There the work is a float64 copy of the tensor
+    and of its weights and four reductions per :data:`DIGEST_CHUNK` elements; on CUDA it is one read of the tensor
+    (:mod:`drk.gym.digest_kernel`: the same weights, so the same sums to float64 rounding). NaN and infinite
+    elements (a second pass, only where there are any) are digested apart. :func:`start_digests` and
+    :func:`finish_digests` are its two halves, for a round that reads every call's sums back at once.
+    """
+    return finish_digests(start_digests(values, seed))
 
 
 def _nonfinite_digest(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
@@ -437,19 +523,28 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
     elements) except with probability below 2 exp(-50), since its errors do not follow the weights; held to the
     worst case too, a constant at the outputs' mean passed (attacker review 15). Both with room for float64
     rounding."""
-    records = digest_values(values, seed)  # the same work as the runner's digests: equal overheads on both sides
-    for record, value in zip(records, values):
-        if isinstance(value, torch.Tensor):
-            a, r = tolerance_for(value, atol, rtol)
-            abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
-            squares = record["sq"] if isinstance(record["sq"], float) else math.inf
-            # integers sum exactly in float64 below 2**53: no room then, or an answer off by one on a few of a large
-            # output's elements would fit in it
-            rounding = 0.0 if a == r == 0.0 and abs_sum < 2.0**53 else 1e-9 * (1 + abs_sum)
-            record["bound"] = a * value.numel() + r * abs_sum + rounding
-            spread = a * a * value.numel() + 2 * a * r * abs_sum + r * r * squares
-            record["wbound"] = min(record["bound"], WEIGHTED_SIGMAS * math.sqrt(spread) + rounding)  # small n
-    return records
+    return finish_digests(start_reference_digests(values, seed, atol, rtol))
+
+
+def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> PendingDigests:
+    """The first half of :func:`reference_digests` (:func:`finish_digests` is the second)."""
+    pending = start_digests(values, seed)  # the same work as the runner's digests: equal overheads on both sides
+    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel()) if isinstance(v, torch.Tensor) else None
+                          for v in values]
+    return pending
+
+
+def _add_bounds(record: dict[str, Any], a: float, r: float, numel: int) -> None:
+    """A reference digest's ``bound`` and ``wbound`` (:func:`reference_digests`) for a tensor of ``numel``
+    elements compared at tolerances ``a``, ``r``."""
+    abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
+    squares = record["sq"] if isinstance(record["sq"], float) else math.inf
+    # integers sum exactly in float64 below 2**53: no room then, or an answer off by one on a few of a large
+    # output's elements would fit in it
+    rounding = 0.0 if a == r == 0.0 and abs_sum < 2.0**53 else 1e-9 * (1 + abs_sum)
+    record["bound"] = a * numel + r * abs_sum + rounding
+    spread = a * a * numel + 2 * a * r * abs_sum + r * r * squares
+    record["wbound"] = min(record["bound"], WEIGHTED_SIGMAS * math.sqrt(spread) + rounding)  # small n
 
 
 #: Elements per output tensor the judge compares after each timed round (beside every call's digests).

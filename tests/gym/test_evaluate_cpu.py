@@ -5,7 +5,7 @@ import pytest
 from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected
 from drk.gym import EvalConfig, EvalResult, Pool, Problem, ProblemError, evaluate
 from drk.gym.isolation import available_level
-from drk.gym.judge import PERTURBATIONS
+from drk.gym.judge import PERTURBATION_RANGES
 
 CONFIG = EvalConfig(timeout_s=60)
 
@@ -81,7 +81,7 @@ def test_correct_result_details(verdicts):
     result = verdicts[("relu2", "good")]
     assert result.triton_kernels == {"relu2": result.triton_kernels["relu2"]}
     assert result.triton_kernels["relu2"] >= 5  # five trials, the hidden sets and the timed calls
-    assert result.num_correct_trials == result.num_trials == 5 + 2 * len(PERTURBATIONS)  # hidden: both passes
+    assert result.num_correct_trials == result.num_trials == 5 + 2 * len(PERTURBATION_RANGES)  # hidden: both passes
     assert result.max_abs_err == 0.0
     assert result.speedup is None and result.coverage is None  # no GPU speedup from the interpreter
     assert result.timing_backend == "cpu_interpreter_wall" and result.kernel_ms > 0

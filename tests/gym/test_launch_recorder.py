@@ -1,4 +1,4 @@
-"""The probes' disabled launches must not be told from real ones by what the launch returns.
+"""The probes' disabled launches must not be told from real ones by what the launch returns or calls.
 
 On a GPU, ``kernel[grid](...)`` returns the compiled kernel; a ``noop`` probe launch returned ``None``, so a decoy could
 read "my launch returned None" as "this is the judge's probe" and return zeros there (the kernels then seemed to
@@ -7,7 +7,11 @@ matter), the reference computed by torch otherwise (``drk/examples/relu2/candida
 from types import SimpleNamespace
 
 import pytest
+import torch
+import triton
+import triton.language as tl
 
+from drk.gym import hacking
 from drk.gym.hacking import LaunchRecorder
 
 
@@ -16,59 +20,73 @@ def own_kernel():  # defined in this file: the recorder attributes its launches 
 
 
 def fake_launch_path(calls: list):
-    """``JITFunction.run``'s contract: compile (cached), launch unless ``warmup``, return the compiled kernel."""
+    """``JITFunction.run``'s contract: compile (cached), launch unless ``warmup`` (through the compiled kernel's
+    launcher, which is :func:`drk.gym.hacking._noop_launch` during a ``noop`` launch), return the compiled kernel."""
     def run(fn_self, *args, grid=None, warmup=False, **kwargs):
-        calls.append("compile" if warmup else "compile+launch")
+        noop = getattr(hacking._NOOP, "depth", 0) > 0
+        calls.append("compile" if warmup else "compile+launch" + (" (noop launcher)" if noop else ""))
         return f"compiled {fn_self.fn.__name__}"
     return run
 
 
 @pytest.mark.parametrize("disabled", [None, "noop"])
 def test_a_disabled_launch_returns_what_a_real_launch_returns(disabled):
+    assert hacking._install_noop_launcher()  # as LaunchRecorder.install does in every runner
     calls: list = []
     recorder = LaunchRecorder(candidate_file=__file__, disabled=disabled)
     run = recorder._make_wrapper(fake_launch_path(calls))
     assert run(SimpleNamespace(fn=own_kernel), 1, 2, grid=(1,), warmup=False) == "compiled own_kernel"
-    assert calls == (["compile"] if disabled else ["compile+launch"])  # noop: compiled, never launched
+    # noop: the whole launch path, with a launcher that launches nothing
+    assert calls == (["compile+launch (noop launcher)"] if disabled else ["compile+launch"])
     assert recorder.own["none"]["own_kernel"] == 1
 
 
-def test_a_raise_probe_never_reaches_the_launch_path():
-    calls: list = []
-    run = LaunchRecorder(candidate_file=__file__, disabled="raise")._make_wrapper(fake_launch_path(calls))
-    with pytest.raises(RuntimeError, match="disabled"):
-        run(SimpleNamespace(fn=own_kernel), grid=(1,), warmup=False)
-    assert calls == []
+@triton.jit
+def fill_kernel(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.full((BLOCK,), 1.0, tl.float32), mask=offs < n)
 
 
-def test_foreign_kernels_are_never_disabled():
-    import torch
+@pytest.mark.parametrize("disabled", [None, "noop"])
+def test_a_noop_launch_calls_what_a_launch_calls_and_runs_no_program(disabled):
+    """Attacker review 17 (``attack_hook_tell``): a disabled launch stopped at a compile, so Triton's
+    ``pre_run_hooks`` (and on a GPU ``knobs.runtime.launch_enter_hook``) fired only for real launches, and a decoy
+    counting them knew which calls were probed. A ``noop`` launch now calls the hooks and the candidate's grid as a
+    real one does (here under Triton's interpreter) and writes nothing."""
+    from triton.runtime.interpreter import InterpretedFunction
 
-    namespace: dict = {}
-    exec(compile("def torch_kernel():\n    pass\n", torch.__file__.replace("__init__.py", "k.py"), "exec"), namespace)
-    calls: list = []
-    run = LaunchRecorder(candidate_file="/elsewhere.py", disabled="noop")._make_wrapper(fake_launch_path(calls))
-    assert run(SimpleNamespace(fn=namespace["torch_kernel"]), grid=(1,), warmup=False) == "compiled torch_kernel"
-    assert calls == ["compile+launch"]
+    hooks, grids = [], []
+    fill_kernel.pre_run_hooks[:] = [lambda *args, **kwargs: hooks.append(1)]
+    recorder = LaunchRecorder(candidate_file=__file__, disabled=disabled)
+    run = recorder._make_wrapper(InterpretedFunction.run)
+    y = torch.zeros(100)
+
+    def grid(meta):
+        grids.append(meta["BLOCK"])
+        return (triton.cdiv(100, meta["BLOCK"]),)
+
+    try:
+        run(fill_kernel, y, 100, BLOCK=32, grid=grid, warmup=False)
+    finally:
+        fill_kernel.pre_run_hooks.clear()
+    assert hooks == [1] and grids == [32]
+    assert torch.equal(y, torch.zeros(100) if disabled else torch.ones(100))
 
 
-def test_kernels_outside_installed_libraries_are_the_candidates_own():
-    """A kernel generated from a string or written to a helper module is the candidate's (the probes disable it);
-    torch's, Triton's and the problem's are not (attacker review 9: an honest generated kernel was judged hacked)."""
-    import torch
-    import triton
+def test_during_a_noop_launch_the_compiled_kernel_launches_a_grid_of_none():
+    """On a GPU ``JITFunction.run`` calls the compiled kernel's launcher with the grid and the launch hooks; during a
+    ``noop`` launch ``CompiledKernel.run`` is that launcher with a grid of none (Triton's launcher calls the hooks and
+    skips the launch itself then), and the real one otherwise."""
+    from triton.compiler.compiler import CompiledKernel
 
-    recorder = LaunchRecorder(candidate_file="/tmp/.drk_candidate/candidate.py")
-
-    def kernel_from(filename: str):
-        namespace: dict = {}
-        exec(compile("def k():\n    pass\n", filename, "exec"), namespace)
-        return SimpleNamespace(fn=namespace["k"])
-
-    assert recorder._identify(kernel_from("/tmp/.drk_candidate/candidate.py"))[1]
-    assert recorder._identify(kernel_from("<generated relu2>"))[1]
-    assert recorder._identify(kernel_from("/tmp/helper_kernels.py"))[1]
-    for library in (torch.__file__, triton.__file__):
-        assert not recorder._identify(kernel_from(library.replace("__init__.py", "ops.py")))[1]
-    assert not recorder._identify(kernel_from("<problem 01_ReLU>"))[1]
-    assert not recorder._identify(SimpleNamespace(fn=None))[1]
+    assert hacking._install_noop_launcher() and hacking._install_noop_launcher()  # once per process
+    calls = []
+    kernel = SimpleNamespace(_run=lambda *args: calls.append(args), _init_handles=lambda: None)
+    CompiledKernel.run.fget(kernel)(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
+    hacking._NOOP.depth = 1
+    try:
+        CompiledKernel.run.fget(kernel)(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
+    finally:
+        hacking._NOOP.depth = 0
+    assert calls == [(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x"),
+                     (0, 0, 0, "stream", "function", "packed", "metadata", "enter", "exit", "x")]

@@ -202,7 +202,9 @@ DIGEST_SCRIPT = textwrap.dedent("""
     runner.op_prepare({**base, "lazy": False, "digest_inputs": True})
     checked, _ = runner.op_go({})
     timed, _ = runner.op_go({**base, "lazy": True})
-    print(json.dumps({"checked": checked["inputs"], "timed": timed["inputs"], "outputs": timed["outputs"]}))
+    burst, _ = runner.op_go({**base, "lazy": True, "burst_cycles": 1000})
+    print(json.dumps({"checked": checked["inputs"], "timed": timed["inputs"], "outputs": timed["outputs"],
+                      "burst": burst["outputs"], "burst_inputs": burst["inputs"]}))
 """)
 
 
@@ -212,6 +214,12 @@ def test_a_timed_round_digests_no_inputs_on_either_side(tmp_path, monkeypatch):
     timed round) and ran its kernel in the time saved, outside its reported times (``correct`` at a quarter of its
     real time on CPU). Input digests are taken only where the judge checks them (correctness rounds), in the
     runner and in the judge's own rounds alike, so the budget a rewrite can reuse is the output digests alone."""
+    _runner_rounds_and_reference_digests(tmp_path, monkeypatch)
+
+
+def _runner_rounds_and_reference_digests(tmp_path, monkeypatch):
+    """The runner's answers to a correctness, a timed and a burst round (``DIGEST_SCRIPT``), checked as
+    :func:`test_a_timed_round_digests_no_inputs_on_either_side` says; and the judge's reference round's digests."""
     from types import SimpleNamespace
 
     from drk.gym import EvalConfig, judge, rounds
@@ -231,8 +239,24 @@ def test_a_timed_round_digests_no_inputs_on_either_side(tmp_path, monkeypatch):
     # the judge's own timed rounds do the same per-call work: one digest per call, of its outputs
     ref = judge.cpu_reference(example_problem().source)
     digested = []
-    real = rounds.digest_values
-    monkeypatch.setattr(rounds, "digest_values", lambda values, seed: digested.append(values) or real(values, seed))
+    real = rounds.start_digests  # every digest starts there (digest_values, reference_digests, a burst's)
+    monkeypatch.setattr(rounds, "start_digests", lambda values, seed: digested.append(values) or real(values, seed))
     specs = [rounds.CallSpec(5), rounds.CallSpec(6)]
     _, _, digests, _ = judge.Session.reference_round(SimpleNamespace(ref=ref, cfg=EvalConfig()), specs, pick=0)
     assert len(digests) == len(digested) == 2
+    return answer, ref, specs, digests
+
+
+def test_a_burst_round_answers_the_digests_a_synced_round_does(tmp_path, monkeypatch):
+    """A burst round (``EvalConfig.timing_burst_cycles``) starts every call's digests during the round and reads
+    them back after it, in the runner and in the judge's reference round alike: the same records as a round that
+    digests call by call (on CPU the round itself is the same; its GPU timing is ``tests/gym/test_gpu.py``'s)."""
+    from types import SimpleNamespace
+
+    from drk.gym import EvalConfig, judge
+
+    answer, ref, specs, digests = _runner_rounds_and_reference_digests(tmp_path, monkeypatch)
+    assert answer["burst"] == answer["outputs"] and answer["burst_inputs"] == [[]]
+    _, _, burst, _ = judge.Session.reference_round(SimpleNamespace(ref=ref, cfg=EvalConfig()), specs, pick=0,
+                                                   burst_cycles=1000)
+    assert burst == digests and "bound" in burst[0][0] and "wbound" in burst[0][0]

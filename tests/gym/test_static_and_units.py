@@ -63,6 +63,10 @@ def test_config_validation_lists_choices():
     with pytest.raises(ValueError, match="unknown EvalConfig keys"):
         EvalConfig.from_dict({"trials": 3})
     assert EvalConfig.from_dict(EvalConfig(seed=3).to_dict()) == EvalConfig(seed=3)
+    with pytest.raises(ValueError, match="timing_burst_cycles"):
+        EvalConfig(timing_burst_cycles=-1)
+    with pytest.raises(ValueError, match="slacks"):
+        EvalConfig(timing_round_slack_ms=-0.5)
 
 
 def test_problem_validation():

@@ -7,13 +7,17 @@ plan on CPU and replay it against a candidate that rounds like a TF32 kernel (in
 wrong ones.
 """
 
+import math
+
 import pytest
 import torch
 
 from drk.examples import example_problem
 from drk.gym import EvalConfig
 from drk.gym import correctness as C
-from drk.gym.judge import Reference, cpu_reference, plan_correctness, round_like_tf32
+from drk.gym import judge
+from drk.gym.judge import Reference, cpu_reference, hidden_perturbations, plan_correctness, round_like_tf32
+from drk.gym.secret import SeedStream
 
 SOFTMAX_OF_MATMUL = """
 import torch, torch.nn as nn
@@ -55,6 +59,37 @@ def _tf32_model(ref: Reference):
     return answer
 
 
+@pytest.fixture
+def public_perturbations(monkeypatch):
+    """The hidden sets at fixed values (x8, x-1, x0.25+1: the ranges' extremes or the old public sets), where the
+    tolerance's worst cases were measured; evaluations draw them per evaluation (:func:`hidden_perturbations`)."""
+    monkeypatch.setattr(judge, "PERTURBATION_RANGES", (((8.0, 8.0), (0.0, 0.0)), ((-1.0, -1.0), (0.0, 0.0)),
+                                                       ((0.25, 0.25), (1.0, 1.0))))
+
+
+def test_hidden_perturbations_are_drawn_per_evaluation_over_their_whole_ranges():
+    """Attacker review 17: with fixed public sets (x8, x-1, x0.25+1), a kernel wrong only where its inputs' largest
+    magnitude was between 6 and 16 (inputs x2-x4) was never checked there (``correct`` 2 of 2). Each evaluation's
+    sets are now drawn from its secret stream: the same for the same key, others for other keys, and over many
+    evaluations every part of each range is drawn."""
+    key = b"k" * 32
+    assert hidden_perturbations(SeedStream(key)) == hidden_perturbations(SeedStream(key))
+    draws = [hidden_perturbations(SeedStream(bytes([i]) * 32)) for i in range(200)]
+    assert len({tuple(d) for d in draws}) == 200
+    for j, ((low, high), (shift_low, shift_high)) in enumerate(judge.PERTURBATION_RANGES):
+        scales, shifts = [d[j][0] for d in draws], [d[j][1] for d in draws]
+        small, large = sorted((low, high), key=abs)
+        assert all(abs(small) - 1e-3 <= abs(x) <= abs(large) + 1e-3 and (x < 0) == (low < 0) for x in scales)
+        assert all(shift_low - 1e-3 <= x <= shift_high + 1e-3 for x in shifts)
+        # log-uniform: each third of the log range is drawn about a third of the time
+        thirds = [0, 0, 0]
+        for x in scales:
+            thirds[min(2, int(3 * math.log(abs(x) / abs(small)) / math.log(abs(large) / abs(small))))] += 1
+        assert min(thirds) > 40, (j, thirds)
+    # the band of the review's kernel (inputs x2-x4) is drawn in about half the evaluations
+    assert 60 < sum(2.0 <= d[0][0] <= 4.0 for d in draws) < 140
+
+
 def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
     x = torch.tensor([1.0 + 2**-10, 1.0 + 2**-12, 1.0 + 3 * 2**-12, float("inf"), float("nan"), -2.5])
     rounded = round_like_tf32(x)
@@ -63,7 +98,7 @@ def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
     assert round_like_tf32(torch.arange(3)).tolist() == [0, 1, 2]  # integers untouched
 
 
-def test_an_ill_conditioned_hidden_set_tolerates_tf32_rounding():
+def test_an_ill_conditioned_hidden_set_tolerates_tf32_rounding(public_perturbations):
     ref = _reference(SOFTMAX_OF_MATMUL)
     plan = plan_correctness(ref, EvalConfig())
     x8 = [i for i, label in enumerate(plan.labels) if "x8" in label]
@@ -75,7 +110,7 @@ def test_an_ill_conditioned_hidden_set_tolerates_tf32_rounding():
 
 
 @pytest.mark.parametrize("wrong", ["uniform", "base_distribution_only"])
-def test_wrong_answers_still_fail_the_hidden_sets(wrong):
+def test_wrong_answers_still_fail_the_hidden_sets(wrong, public_perturbations):
     ref = _reference(SOFTMAX_OF_MATMUL)
     plan = plan_correctness(ref, EvalConfig())
 
@@ -92,7 +127,7 @@ def test_wrong_answers_still_fail_the_hidden_sets(wrong):
     assert hidden and not all(hidden)
 
 
-def test_a_well_conditioned_problem_keeps_its_tolerance():
+def test_a_well_conditioned_problem_keeps_its_tolerance(public_perturbations):
     """relu2: x8 inputs give x8 outputs and x8 rounding; the tolerance grows by that and no more."""
     ref = _reference(example_problem("relu2").source)
     plan = plan_correctness(ref, EvalConfig())
