@@ -181,3 +181,40 @@ def test_burst_rounds_leave_a_forged_clock_little(relu2):
     assert abs(honest.speedup / synced.speedup - 1) < 0.1, (honest.speedup, synced.speedup, honest.timing_charge_ms)
     assert forged.status == "hacked" or forged.speedup < 1.5 * honest.speedup, (
         forged.status, forged.speedup, honest.speedup, forged.unaccounted_ms, forged.timing_charge_ms)
+
+
+def test_a_noop_launch_on_a_gpu_calls_the_launch_hooks_and_writes_nothing(tmp_path):
+    """Attacker review 17 (``attack_hook_tell``): on a GPU a ``noop`` probe launch goes through Triton's whole launch
+    path with the compiled kernel's launcher given an empty grid (``drk.gym.hacking._run_without_programs``): the
+    launch hooks fire as for a real launch, the kernel's programs never run. (Written in session 27; not yet run.)"""
+    import importlib.util
+
+    import torch
+    import triton
+    from triton import knobs
+
+    from drk.gym.hacking import LaunchRecorder
+
+    path = tmp_path / "candidate.py"
+    path.write_text("import triton, triton.language as tl\n\n@triton.jit\ndef fill(y_ptr, n, BLOCK: tl.constexpr):\n"
+                    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                    "    tl.store(y_ptr + offs, tl.full((BLOCK,), 1.0, tl.float32), mask=offs < n)\n")
+    spec = importlib.util.spec_from_file_location("candidate", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    recorder = LaunchRecorder(candidate_file=str(path))
+    recorder.install()
+    entered = []
+    knobs.runtime.launch_enter_hook = entered.append
+    try:
+        for disabled in (None, "noop", None):
+            recorder.disabled = disabled
+            y = torch.zeros(4096, device="cuda")
+            returned = module.fill[(triton.cdiv(4096, 1024),)](y, 4096, BLOCK=1024)
+            torch.cuda.synchronize()
+            assert returned is not None  # the compiled kernel, as a real launch returns
+            assert torch.equal(y, torch.zeros_like(y) if disabled else torch.ones_like(y)), disabled
+        assert len(entered) == 3  # the hook fired for every launch, the noop one too
+    finally:
+        knobs.runtime.launch_enter_hook = None
+        recorder.disabled = None
