@@ -33,10 +33,10 @@ import tempfile
 import time
 
 import torch
+from timing_noise import _module  # noqa: E402 - benchmarks/ is the script's directory
 
 from drk.examples import EXAMPLES_ROOT
 from drk.gym import rounds
-from timing_noise import _module  # noqa: E402 - benchmarks/ is the script's directory
 
 
 def synced_round(model, inputs, device, flush, seed: int) -> tuple[float, list[float]]:

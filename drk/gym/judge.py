@@ -43,8 +43,8 @@ from drk.gym import correctness as C
 from drk.gym import isolation, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.gpu_lock import TIMING_HOLD_S, gpu_shared
-from drk.gym.rounds import CALIBRATION, CallSpec
 from drk.gym.result import mentions_cuda_fault, mentions_out_of_memory
+from drk.gym.rounds import CALIBRATION, CallSpec
 from drk.gym.sandbox import Reporter
 from drk.gym.secret import SeedStream, evaluation_key
 

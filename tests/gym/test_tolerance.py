@@ -13,9 +13,8 @@ import pytest
 import torch
 
 from drk.examples import example_problem
-from drk.gym import EvalConfig
+from drk.gym import EvalConfig, judge
 from drk.gym import correctness as C
-from drk.gym import judge
 from drk.gym.judge import Reference, cpu_reference, hidden_perturbations, plan_correctness, round_like_tf32
 from drk.gym.secret import SeedStream
 
