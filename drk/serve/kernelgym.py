@@ -67,6 +67,7 @@ REQUEST_LIMITS: dict[str, float] = {
     "timeout_s": 3600.0, "correctness_trials": 100, "timing_trials": 100_000, "warmup": 1000,
     "timing_round_calls": 1000, "calibration_rounds": 20, "l2_flush_mb": 4096, "max_output_bytes": 4 * 2**30,
     "max_source_chars": 200_000,
+    "timing_burst_cycles": 10**8,  # GPU busy-wait per timed round, both sides (~50 ms at 2 GHz)
 }
 
 

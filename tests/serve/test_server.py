@@ -126,7 +126,8 @@ def test_more_malformed_requests(server):
         assert client.post("/evaluate/batch", json={"tasks": []}).status_code == 422
         assert client.get("/results/never-submitted").status_code == 404
         # resource limits hold however a request sets them (drk_config once bypassed the 3600 s timeout cap)
-        for over in ({"timeout_s": 1e9}, {"correctness_trials": 10_000}, {"calibration_rounds": 1000}):
+        for over in ({"timeout_s": 1e9}, {"correctness_trials": 10_000}, {"calibration_rounds": 1000},
+                     {"timing_burst_cycles": 10**12}):
             limited = client.post("/evaluate", json=task(drk_config=over))
             assert limited.status_code == 422 and "over this server's limit" in limited.json()["detail"], over
 
