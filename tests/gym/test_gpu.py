@@ -172,14 +172,15 @@ def test_burst_rounds_leave_a_forged_clock_little(relu2):
     """Burst rounds (``EvalConfig.timing_burst_cycles``) with a tight slack: ``attack_fake_clock_small`` reports a
     twentieth of its real times and got ~40x in synced rounds where honest relu2 kernels get ~2x (the slack there is
     ~0.5 ms per call, more than its 0.13 ms kernel). In a burst the wall time is the GPU's work, so what it hides is
-    charged beyond ~0.04 ms per call (or flagged): it can gain at most about a third, and the honest kernel keeps its
+    charged beyond ~0.04 ms per call (or flagged): it keeps at most that, about half of its speedup over the honest
+    kernel's (asserted: under 2x the honest speedup, against ~20x in synced rounds), and the honest kernel keeps its
     speedup. (Written in session 27 for the next device session; not yet run.)"""
     honest = evaluate(relu2, example_candidate("good"), device="cuda", config=BURST)
     synced = evaluate(relu2, example_candidate("good"), device="cuda", config=FAST)
     forged = evaluate(relu2, example_candidate("attack_fake_clock_small"), device="cuda", config=BURST)
     assert honest.status == synced.status == "correct", (honest.error, synced.error)
-    assert abs(honest.speedup / synced.speedup - 1) < 0.1, (honest.speedup, synced.speedup, honest.timing_charge_ms)
-    assert forged.status == "hacked" or forged.speedup < 1.5 * honest.speedup, (
+    assert abs(honest.speedup / synced.speedup - 1) < 0.15, (honest.speedup, synced.speedup, honest.timing_charge_ms)
+    assert forged.status == "hacked" or forged.speedup < 2.0 * honest.speedup, (
         forged.status, forged.speedup, honest.speedup, forged.unaccounted_ms, forged.timing_charge_ms)
 
 
