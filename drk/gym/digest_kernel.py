@@ -55,7 +55,7 @@ def _kernel():
         import triton
         import triton.language as tl
 
-        @triton.jit
+        @triton.jit(do_not_specialize=["s"])  # the seed changes per evaluation: one compile serves them all
         def _digest_kernel(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
             pid = tl.program_id(0)
             offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -74,6 +74,16 @@ def _kernel():
 
         _KERNEL = _digest_kernel
     return _KERNEL
+
+
+def warm_up(device: torch.device) -> None:
+    """Compile the kernel for float32 outputs of both size classes Triton specialises on (a multiple of 16 elements
+    or not) before any evaluation needs it: a compile is ~1 s of host work (sm_90 target, on a 2-core CPU host), in
+    every runner process (each has a private Triton cache). Called by a runner at start-up, before any candidate
+    exists; a failure here only leaves the compile to the first digest."""
+    for numel in (4096, 4097):
+        fused_sums(torch.ones(numel, device=device), 0)
+    torch.cuda.synchronize(device)
 
 
 def fused_sums(flat: torch.Tensor, seed: int) -> torch.Tensor:

@@ -347,6 +347,12 @@ def _setup_device(kind: str, gpu_index: int, fd_in: int | None = None, fd_out: i
         wire.send_frame(fd_out, {"op": "gpu_ready"})  # the context exists: the starter lets the lock go
     # mostly host work (CUPTI's start-up, ~5 s on a busy H200 host): outside the lock, and only in a runner that will
     # profile (a probe runner never does)
+    try:  # the CUDA digest's kernel, compiled here rather than in the evaluation's first round (host work)
+        from drk.gym import digest_kernel
+
+        digest_kernel.warm_up(device)
+    except Exception:  # noqa: BLE001 - a warm-up only: the first digest compiles it otherwise
+        pass
     if warm_profiler and os.environ.get("DRK_WARM_PROFILER", "1") == "1":
         from drk.gym.profiling import kernel_times
 
