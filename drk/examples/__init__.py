@@ -144,6 +144,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "legit_generated_kernel": ("correct", None),  # a kernel exec'd from a template string: was hacked
     # Session 27: attacker review 17.
     "attack_hook_tell": ("hacked", "no_effect"),  # Triton's launch hooks fired only for a real launch (review 17)
+    # Session 27: attacker review 18.
+    "attack_grid_consumed": ("hacked", "no_effect"),  # a disabled launch left the candidate's grid unused
+    "attack_builder_grid_dim": ("hacked", "no_effect"),  # ... and the interpreter's grid_dim at (0, 0, 0)
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED

@@ -15,9 +15,12 @@ Three instruments, installed before the candidate is imported:
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import threading
+import types
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -104,24 +107,25 @@ _LAUNCHER_PATCHED = False
 
 def _run_without_programs(original: Callable, fn_self: Any, args: tuple, kwargs: dict) -> Any:
     """A ``noop`` probe launch: Triton's whole launch path as a real launch takes it (arguments bound, kernel
-    compiled, the candidate's grid computed, ``pre_run_hooks`` and the launch hooks called with the launch's
-    metadata, the compiled kernel returned), but none of the kernel's programs run. Stopping at a compile
+    compiled, the candidate's grid computed and used, ``pre_run_hooks`` and the launch hooks called with the launch's
+    metadata, the compiled kernel returned), but none of the kernel's programs do anything. Stopping at a compile
     (``warmup=True``) skipped the hooks a real launch calls, and a hook that counted told a decoy which calls were
     probed (``attack_hook_tell``, attacker review 17); returning ``None`` told it too (``attack_launch_return``).
 
-    The interpreter runs a grid's programs itself: it gets a grid of none, after the candidate's own grid, if a
-    callable, is computed as a launch computes it. A GPU launch reaches the compiled kernel's launcher, which then
-    launches a grid of none (Triton's launcher skips the launch itself for an empty grid, after its hooks). With a
-    Triton whose launcher cannot be reached so, the launch stops at the compile, as before review 17."""
+    The interpreter runs a grid's programs itself: it runs them all, over the candidate's own grid, with a program
+    that does nothing (:func:`_program_that_does_nothing`), so the grid is used and the interpreter's state
+    (``interpreter_builder.grid_dim``, the rewritten function) ends as after a real launch (a grid of none left both
+    telling: ``attack_grid_consumed``, ``attack_builder_grid_dim``, attacker review 18). A GPU launch reaches the
+    compiled kernel's launcher, which then launches a grid of none (:class:`_Launcher`; Triton's launcher skips the
+    launch itself for an empty grid, after its hooks). With a Triton whose launcher cannot be reached so, the launch
+    stops at the compile, as before review 17."""
     if type(fn_self).__name__ == "InterpretedFunction":
-        grid = kwargs.get("grid")
+        from triton.runtime.interpreter import GridExecutor
 
-        def no_programs(meta: Any) -> tuple[int, int, int]:
-            if callable(grid):
-                grid(meta)
-            return (0, 0, 0)
-
-        return original(fn_self, *args, **{**kwargs, "grid": no_programs})
+        rest = {key: value for key, value in kwargs.items() if key not in ("grid", "warmup")}
+        # InterpretedFunction.run, with the rewritten kernel's programs replaced
+        program = _program_that_does_nothing(fn_self.rewrite())
+        return GridExecutor(program, fn_self.arg_names, kwargs["grid"], fn_self.pre_run_hooks)(*args, **rest)
     if not _LAUNCHER_PATCHED:  # pragma: no cover - a Triton without CompiledKernel.run as a property
         return original(fn_self, *args, **{**kwargs, "warmup": True})
     _NOOP.depth = getattr(_NOOP, "depth", 0) + 1
@@ -131,19 +135,45 @@ def _run_without_programs(original: Callable, fn_self: Any, args: tuple, kwargs:
         _NOOP.depth -= 1
 
 
-def _empty_grid(launcher: Callable) -> Callable:
-    """``launcher`` (a compiled kernel's: ``(grid_0, grid_1, grid_2, stream, function, packed_metadata,
-    launch_metadata, enter_hook, exit_hook, *kernel_args)`` in Triton 3.x) with a grid of none: it does all a launch
-    does (hooks with the launch's metadata, scratch of size 0) but launch."""
-    def launch(grid_0: int, grid_1: int, grid_2: int, *rest: Any) -> Any:
-        return launcher(0, 0, 0, *rest)
+_NOTHING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    return launch
+
+def _program_that_does_nothing(fn: Callable) -> Callable:
+    """A function that takes ``fn``'s parameters (names, defaults, annotations, module globals) and does nothing: one
+    program of a disabled interpreted launch."""
+    if fn not in _NOTHING:
+        names = list(inspect.signature(fn).parameters)
+        namespace: dict[str, Any] = {}
+        exec(compile(f"def program({', '.join(names)}):\n    pass\n", "<drk disabled program>", "exec"), namespace)
+        program = types.FunctionType(namespace["program"].__code__, fn.__globals__, fn.__name__, fn.__defaults__)
+        program.__kwdefaults__ = fn.__kwdefaults__
+        program.__annotations__ = dict(fn.__annotations__)
+        _NOTHING[fn] = program
+    return _NOTHING[fn]
+
+
+class _Launcher:
+    """``CompiledKernel.run`` in every runner: the compiled kernel's real launcher, called with a grid of none while a
+    ``noop`` launch runs on this thread. The same type in every call (a different object during a noop launch, read
+    from the candidate's grid callable, told it apart: attacker review 18); anything else is the real launcher's."""
+
+    __slots__ = ("_real",)
+
+    def __init__(self, real: Callable) -> None:
+        self._real = real
+
+    def __call__(self, grid_0: int, grid_1: int, grid_2: int, *rest: Any) -> Any:
+        if getattr(_NOOP, "depth", 0):
+            return self._real(0, 0, 0, *rest)
+        return self._real(grid_0, grid_1, grid_2, *rest)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
 
 
 def _install_noop_launcher() -> bool:
-    """Make ``CompiledKernel.run`` (the launcher ``JITFunction.run`` calls) launch a grid of none while a ``noop``
-    launch runs on this thread, the real launcher otherwise (once per process). Whether it could."""
+    """Make ``CompiledKernel.run`` (the launcher ``JITFunction.run`` calls) a :class:`_Launcher` (once per process).
+    Whether it could."""
     global _LAUNCHER_PATCHED
     try:
         from triton.compiler.compiler import CompiledKernel
@@ -156,8 +186,7 @@ def _install_noop_launcher() -> bool:
         return False
 
     def run(kernel: Any) -> Any:
-        launcher = real.fget(kernel)
-        return _empty_grid(launcher) if getattr(_NOOP, "depth", 0) else launcher
+        return _Launcher(real.fget(kernel))
 
     run._drk_noop = True  # type: ignore[attr-defined]
     CompiledKernel.run = property(run)

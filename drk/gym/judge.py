@@ -52,9 +52,12 @@ from drk.gym.secret import SeedStream, evaluation_key
 #: drawn from, per evaluation, from the judge's secret stream (:func:`hidden_perturbations`): scaled up, sign-flipped,
 #: scaled down and shifted. Fixed public values (x8, x-1, x0.25+1) left bands of scales no set ever drew: a kernel
 #: wrong only for inputs whose largest magnitude is between 6 and 16 (inputs x2-x4) was ``correct`` 2 times in 2
-#: (attacker review 17). The largest scale stays 8, where the tolerance of ill-conditioned sets was measured.
+#: (attacker review 17). The largest scale stays 8, where the tolerance of ill-conditioned sets was measured. The
+#: shifted set's shift-to-scale ratio runs from 0.025 to 16: with scales 0.125-0.5 and shifts 0.5-2 it was at least
+#: 1, and a kernel wrong only for inputs whose |mean| / std was between 0.1 and 0.8 was ``correct`` 4 times in 4
+#: (attacker review 18). Inputs beyond x8 are never drawn: a kernel wrong only there (clamping at 48) passes.
 PERTURBATION_RANGES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
-    ((2.0, 8.0), (0.0, 0.0)), ((-2.0, -0.5), (0.0, 0.0)), ((0.125, 0.5), (0.5, 2.0)))
+    ((2.0, 8.0), (0.0, 0.0)), ((-2.0, -0.5), (0.0, 0.0)), ((0.125, 2.0), (0.05, 2.0)))
 PROBE_SCALES = (1.0, 8.0, 64.0)
 #: Probe calls per probe input (one eval, one train), by kind, run in an order the judge draws at random, each on a
 #: fresh model: ``control`` calls run the kernels and must be right, ``noop``/``raise`` calls disable them. A decoy

@@ -74,19 +74,51 @@ def test_a_noop_launch_calls_what_a_launch_calls_and_runs_no_program(disabled):
 
 
 def test_during_a_noop_launch_the_compiled_kernel_launches_a_grid_of_none():
-    """On a GPU ``JITFunction.run`` calls the compiled kernel's launcher with the grid and the launch hooks; during a
-    ``noop`` launch ``CompiledKernel.run`` is that launcher with a grid of none (Triton's launcher calls the hooks and
-    skips the launch itself then), and the real one otherwise."""
+    """On a GPU ``JITFunction.run`` calls the compiled kernel's launcher with the grid and the launch hooks.
+    ``CompiledKernel.run`` is always a :class:`drk.gym.hacking._Launcher` (the same type whether or not a launch is
+    disabled: a different object during a noop launch, readable from the candidate's grid callable, told it apart,
+    attacker review 18), which gives the real launcher a grid of none during a ``noop`` launch, and forwards
+    everything else."""
     from triton.compiler.compiler import CompiledKernel
 
     assert hacking._install_noop_launcher() and hacking._install_noop_launcher()  # once per process
     calls = []
+    real = SimpleNamespace(__call__=None, global_scratch_size=7)
     kernel = SimpleNamespace(_run=lambda *args: calls.append(args), _init_handles=lambda: None)
-    CompiledKernel.run.fget(kernel)(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
+    launcher = CompiledKernel.run.fget(kernel)
+    launcher(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
     hacking._NOOP.depth = 1
     try:
-        CompiledKernel.run.fget(kernel)(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
+        noop_launcher = CompiledKernel.run.fget(kernel)
+        noop_launcher(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x")
     finally:
         hacking._NOOP.depth = 0
+    assert type(launcher) is type(noop_launcher)
     assert calls == [(4, 2, 1, "stream", "function", "packed", "metadata", "enter", "exit", "x"),
                      (0, 0, 0, "stream", "function", "packed", "metadata", "enter", "exit", "x")]
+    assert hacking._Launcher(real).global_scratch_size == 7
+
+
+def test_a_noop_launch_on_the_interpreter_uses_the_grid_and_leaves_the_interpreters_state_as_a_launch_does():
+    """Attacker review 18: a noop launch that swapped the candidate's grid for one of no programs left the grid
+    unused (a tuple subclass counting its use told: ``attack_grid_consumed``) and the interpreter's
+    ``interpreter_builder.grid_dim`` at (0, 0, 0) (``attack_builder_grid_dim``). The programs now run over the real
+    grid and do nothing."""
+    from triton.runtime import interpreter
+    from triton.runtime.interpreter import InterpretedFunction
+
+    used = []
+
+    class Grid(tuple):
+        def __len__(self):
+            used.append(1)
+            return tuple.__len__(self)
+
+    for disabled in (None, "noop"):
+        used.clear()
+        run = LaunchRecorder(candidate_file=__file__, disabled=disabled)._make_wrapper(InterpretedFunction.run)
+        y = torch.zeros(100)
+        run(fill_kernel, y, 100, BLOCK=32, grid=lambda meta: Grid((4, 1)), warmup=False)
+        assert used, disabled
+        assert tuple(interpreter.interpreter_builder.grid_dim) == (4, 1, 1), disabled
+        assert torch.equal(y, torch.zeros(100) if disabled else torch.ones(100))

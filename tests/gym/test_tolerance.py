@@ -87,6 +87,10 @@ def test_hidden_perturbations_are_drawn_per_evaluation_over_their_whole_ranges()
         assert min(thirds) > 40, (j, thirds)
     # the band of the review's kernel (inputs x2-x4) is drawn in about half the evaluations
     assert 60 < sum(2.0 <= d[0][0] <= 4.0 for d in draws) < 140
+    # review 18: a kernel wrong only for inputs with |mean| / std in 0.1..0.8 was never checked (the shifted set's
+    # ratio was at least 1); now the ratio spans ~0.03..16 and lands in that band in about a quarter of them
+    ratios = [shift / scale for scale, shift in (d[2] for d in draws)]
+    assert min(ratios) < 0.06 and max(ratios) > 8 and 25 < sum(0.1 < r < 0.8 for r in ratios) < 80
 
 
 def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
