@@ -197,6 +197,9 @@ GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
     # its draw of a correctness call's inputs: 75 % of elements off in the probe runner (s23, fixed by drawing
     # before the import) and in the main runner's first correctness call (2026-12-03, H200): a race it made itself
     "attack_slow_reference": frozenset({("correct", None), ("incorrect", None)}),
+    # a race with the examples check's own 90 s: honest, its probes cost ~85-95 s on an H200 (timeout in sessions 24
+    # and 27, correct at 88.6 s in session 28): either verdict is the probes' price, not a cheat
+    "legit_progress_loop": frozenset({("correct", None), ("timeout", None)}),
 }
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).

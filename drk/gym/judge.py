@@ -1129,24 +1129,37 @@ class Session:
         flushes: dict[str, list[float]] = {"ref": [], "cand": []}  # flushing -> start per call (rounds.flushed_times)
         gaps: list[float] = []
         overheads: list[float] = []  # the candidate's rounds' wall ms beyond its reported times
+        starved_rounds = 0
         with self._gpu_to_ourselves() as gpu:
-            for r in range(-1 if cuda else 0, n_rounds):  # round -1: warm-up (compiles, autotunes), not counted
-                count = min(cfg.warmup, per_round) if r < 0 else per_round
+            r = -1 if cuda else 0
+            while r < n_rounds:  # round -1: warm-up (compiles, autotunes), not counted
+                # a burst's warm-up is a whole round: it also says whether the busy-wait outlasts the queueing
+                count = per_round if r >= 0 or burst else min(cfg.warmup, per_round)
                 if count <= 0:
+                    r += 1
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
                 pick = self.ref.seeds.below(count)  # the call checked element by element (secret until the round ends)
                 first_ref = r % 2 == 0
                 ref_lates: list[float] = []
                 ref_flushes: list[float] = []
+                ref_starved: list[bool] = []
                 if first_ref:
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates,
-                                                                                    ref_flushes, burst)
+                                                                                    ref_flushes, burst, ref_starved)
                 cand, cand_wall = self.candidate_round(specs, lazy=True, burst_cycles=burst)
                 if not first_ref:
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates,
-                                                                                    ref_flushes, burst)
+                                                                                    ref_flushes, burst, ref_starved)
                 ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked)
+                if burst and (any(ref_starved) or cand.get("starved") is True):
+                    # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
+                    # for the rounds after it, on both sides alike (a candidate that claims it always only makes its
+                    # evaluation slower, up to the cap); a starved warm-up is run again
+                    starved_rounds += 1
+                    burst, grown = rounds.grown_burst(burst, cfg.timing_burst_cycles)
+                    if grown and r < 0:
+                        continue
                 if r >= 0:
                     samples["ref"].extend(ref_times)
                     samples["cand"].extend(cand["times_ms"])
@@ -1162,6 +1175,7 @@ class Session:
                         gaps[-1] = math.inf  # it claims more time than passed: not a clock
                     if not cuda and rounds.cpu_rounds_done(gaps, per_round, slack):
                         break  # CPU: more rounds only while their median is over the slack
+                r += 1
         quiet = gpu["quiet"]
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
@@ -1186,6 +1200,7 @@ class Session:
                   # False: another evaluation's GPU work was still running when the timing began (see gpu_lock)
                   "timing_quiet": quiet if isinstance(quiet, bool) else None,
                   "timing_charge_ms": charge if cuda else None,
+                  "burst_cycles": burst if burst else None, "burst_starved_rounds": starved_rounds if burst else None,
                   "mismatch": mismatch or min(samples["cand"]) <= 0}
         if cuda:
             # finite or None: a claimed 1e-320 ms made it inf, which reached feedback ("infx"), records and, without
@@ -1194,8 +1209,8 @@ class Session:
         return result
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
-                        flushes: list[float] | None = None, burst_cycles: int = 0
-                        ) -> tuple[list[float], float, list[Any], list[Any]]:
+                        flushes: list[float] | None = None, burst_cycles: int = 0,
+                        starved: list[bool] | None = None) -> tuple[list[float], float, list[Any], list[Any]]:
         """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
         digests; a timed round's inputs are not digested on either side), so both sides' wall time beyond their call
         times is comparable (a burst round, ``burst_cycles``, as the runner's: digests read back after the round).
@@ -1213,7 +1228,8 @@ class Session:
         t0 = time.perf_counter()
         times, digests = rounds.run_round(model, rounds.LazyInputs(self.ref.module, specs, self.ref.device),
                                           [s.mode for s in specs], device=self.ref.device, flush=self.ref.flush,
-                                          keep=keep, lates=lates, flushes=flushes, burst_cycles=burst_cycles)
+                                          keep=keep, lates=lates, flushes=flushes, burst_cycles=burst_cycles,
+                                          starved=starved)
         if burst_cycles:
             digests = [rounds.finish_digests(pending) for pending in digests]
         wall = (time.perf_counter() - t0) * 1e3

@@ -80,6 +80,10 @@ class EvalResult:
     settle_excess_ms: float | None = None  # median end->settled, candidate minus reference (work left running)
     flush_excess_ms: float | None = None  # median L2-flush time, candidate minus reference (work run before start)
     timing_charge_ms: float | None = None  # GPU: unaccounted ms per call beyond the slack, added to kernel_ms
+    #: GPU burst rounds (``EvalConfig.timing_burst_cycles``): the busy-wait the last round ran behind (it doubles after
+    #: a round the host could not queue within it) and how many rounds that happened in (None: synced rounds)
+    burst_cycles: int | None = None
+    burst_starved_rounds: int | None = None
     candidate_output_bytes: int = 0  # bytes the candidate's process wrote to stdout/stderr (kept: the last 64 KiB)
     judge_gpu_mb: float | None = None  # GPU: the judge process's peak reserved memory (how a Pool sizes admissions)
     #: GPU: the judge's peak of memory in live tensors (MiB); far below ``judge_gpu_mb``, the rest is the caching

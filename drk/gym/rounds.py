@@ -114,7 +114,8 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
               device: torch.device, flush: torch.Tensor | None,
               keep: Callable[[int, Sequence[Any], list[Any]], Any] | None = None,
               lates: list[float] | None = None, flushes: list[float] | None = None, head_start_cycles: int = 0,
-              sync_before_start: bool = False, burst_cycles: int = 0) -> tuple[list[float], list[Any]]:
+              sync_before_start: bool = False, burst_cycles: int = 0,
+              starved: list[bool] | None = None) -> tuple[list[float], list[Any]]:
     """Call ``model`` once per input set; per-call milliseconds and what is kept of each call.
 
     On CUDA each call is bracketed by events on the current stream (``start``, ``end``), then the whole device is
@@ -146,7 +147,10 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     busy-wait queued first, then every call's flush, events and call queued back to back, and one whole-device
     synchronise at the end. ``keep`` must then not wait for the device (:func:`start_digests`, not
     :func:`digest_values`). ``lates`` get 0 (work a call leaves running is inside the round's wall time, which the
-    judge bounds, and in no event interval). On CPU it changes nothing: calls there are synchronous.
+    judge bounds, and in no event interval). On CPU it changes nothing: calls there are synchronous. ``starved`` gets
+    one flag per burst round: True when the busy-wait had already ended when the host finished queueing the round, so
+    the GPU may have waited for the host and the host's latency be in the round's wall time (the judge lengthens the
+    busy-wait; the flag can only cost the side that sends it time or the evaluation more busy-wait).
 
     Raises:
         CallFailed: a call raised (its index and exception).
@@ -155,7 +159,7 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
     kept: list[Any] = []
     cuda = device.type == "cuda"
     if cuda and burst_cycles:
-        return _burst_round(model, input_sets, modes, flush, keep, lates, flushes, burst_cycles)
+        return _burst_round(model, input_sets, modes, flush, keep, lates, flushes, burst_cycles, starved)
     for index, mode in enumerate(modes):
         inputs = input_sets[index]
         flushing = None
@@ -199,13 +203,16 @@ def run_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], mo
 
 def _burst_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]], modes: Sequence[str],
                  flush: torch.Tensor | None, keep: Callable[[int, Sequence[Any], list[Any]], Any] | None,
-                 lates: list[float] | None, flushes: list[float] | None, burst_cycles: int
-                 ) -> tuple[list[float], list[Any]]:
+                 lates: list[float] | None, flushes: list[float] | None, burst_cycles: int,
+                 starved: list[bool] | None = None) -> tuple[list[float], list[Any]]:
     """:func:`run_round`'s burst round (CUDA): the host queues the whole round while the GPU busy-waits, so the GPU
-    runs it without waiting for the host, and the round's wall time is its GPU work plus one wake-up."""
+    runs it without waiting for the host, and the round's wall time is its GPU work plus one wake-up -- provided the
+    busy-wait outlasts the queueing (``starved`` says when it did not)."""
     events: list[tuple[Any, Any, Any]] = []
     kept: list[Any] = []
     torch.cuda._sleep(burst_cycles)
+    awake = torch.cuda.Event()
+    awake.record()
     for index, mode in enumerate(modes):
         inputs = input_sets[index]
         try:
@@ -221,6 +228,8 @@ def _burst_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]],
         events.append((flushing, start, end))
         kept.append(keep(index, inputs, out) if keep is not None else out)
         del inputs, out
+    if starved is not None:
+        starved.append(bool(awake.query()))  # the GPU got past the busy-wait before the host got to the end
     try:
         torch.cuda.synchronize()
     except BaseException as exc:  # noqa: BLE001 - a fault in a queued call surfaces here
@@ -231,6 +240,21 @@ def _burst_round(model: Callable[..., Any], input_sets: Sequence[Sequence[Any]],
     if flushes is not None:
         flushes.extend(flushing.elapsed_time(start) if flush is not None else 0.0 for flushing, start, _ in events)
     return times, kept
+
+
+#: Burst rounds (``EvalConfig.timing_burst_cycles``): after a round whose busy-wait ended before the host had queued
+#: it (:func:`run_round`'s ``starved``), the busy-wait doubles for the rounds after it, up to this many times the
+#: configured one and :data:`BURST_MAX_CYCLES` (the judge runs a starved warm-up round again). x64 of 10**7 cycles
+#: is ~0.3 s per round on an H200.
+BURST_GROWTH_CAP, BURST_MAX_CYCLES = 64, 10**9
+
+
+def grown_burst(cycles: int, configured: int) -> tuple[int, bool]:
+    """The busy-wait for the rounds after a starved one, and whether it grew (not past :data:`BURST_GROWTH_CAP` x
+    ``configured``). Both sides' rounds use it, so the busy-wait stays out of the gap between their wall times."""
+    if cycles * 2 > max(configured, min(configured * BURST_GROWTH_CAP, BURST_MAX_CYCLES)):
+        return cycles, False
+    return cycles * 2, True
 
 
 def unaccounted_verdict(hidden_round_ms: float, per_round: int, slack_round_ms: float, flag_call_ms: float | None

@@ -182,7 +182,7 @@ class Runner:
             self.op_prepare(req)
         variant, inputs, modes, seed = self.prepared
         recorder = self.instruments[0] if self.instruments is not None else None
-        outputs, input_digests, lates, flushes = [], [], [], []
+        outputs, input_digests, lates, flushes, starved = [], [], [], [], []
         burst = int(req.get("burst_cycles") or 0) if "calls" in req else 0  # a timed round's (lazy) only
         digest = rounds.start_digests if burst else rounds.digest_values  # a burst reads its digests back after
 
@@ -196,7 +196,8 @@ class Runner:
         try:
             times, output_digests = rounds.run_round(_ModeTagger(self.models[variant], recorder, variant), inputs,
                                                      modes, device=self.device, flush=self.flush, keep=keep,
-                                                     lates=lates, flushes=flushes, burst_cycles=burst)
+                                                     lates=lates, flushes=flushes, burst_cycles=burst,
+                                                     starved=starved)
             if burst:
                 output_digests = [rounds.finish_digests(pending) for pending in output_digests]
                 input_digests = [rounds.finish_digests(p) if p else [] for p in input_digests]
@@ -205,7 +206,7 @@ class Runner:
                               "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = outputs
         return {"times_ms": times, "late_ms": lates, "flush_ms": flushes, "outputs": output_digests,
-                "inputs": input_digests}, []
+                "inputs": input_digests, "starved": any(starved)}, []
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]

@@ -174,14 +174,43 @@ def test_burst_rounds_leave_a_forged_clock_little(relu2):
     ~0.5 ms per call, more than its 0.13 ms kernel). In a burst the wall time is the GPU's work, so what it hides is
     charged beyond ~0.04 ms per call (or flagged): it keeps at most that, about half of its speedup over the honest
     kernel's (asserted: under 2x the honest speedup, against ~20x in synced rounds), and the honest kernel keeps its
-    speedup. (Written in session 27 for the next device session; not yet run.)"""
+    speedup. Session 28's first run: the honest kernel 0.79x against 1.99x synced (charged 0.2 ms per call: its
+    runner queued a round more slowly than 10**7 cycles of busy-wait lasted); the busy-wait now grows after a starved
+    round (``rounds.grown_burst``)."""
     honest = evaluate(relu2, example_candidate("good"), device="cuda", config=BURST)
     synced = evaluate(relu2, example_candidate("good"), device="cuda", config=FAST)
     forged = evaluate(relu2, example_candidate("attack_fake_clock_small"), device="cuda", config=BURST)
+    for name, r in (("honest", honest), ("synced", synced), ("forged", forged)):
+        print(name, r.status, r.speedup, "charge", r.timing_charge_ms, "unaccounted", r.unaccounted_ms, "burst",
+              r.burst_cycles, "starved rounds", r.burst_starved_rounds, "ms", r.kernel_ms, r.ref_ms)
     assert honest.status == synced.status == "correct", (honest.error, synced.error)
     assert abs(honest.speedup / synced.speedup - 1) < 0.15, (honest.speedup, synced.speedup, honest.timing_charge_ms)
     assert forged.status == "hacked" or forged.speedup < 2.0 * honest.speedup, (
         forged.status, forged.speedup, honest.speedup, forged.unaccounted_ms, forged.timing_charge_ms)
+
+
+def test_a_burst_the_host_cannot_outrun_is_starved():
+    """``rounds.run_round``'s ``starved`` flag: a model that spends 2 ms of host time per call cannot queue 5 calls
+    behind ~50 us of busy-wait (starved), and can behind ~0.5 s of it (not starved)."""
+    import time
+
+    import torch
+
+    from drk.gym import rounds
+
+    def slow_host(x):
+        time.sleep(0.002)
+        return x * 2
+
+    inputs = [[torch.ones(1024, device="cuda")] for _ in range(5)]
+    verdicts = []
+    for cycles in (10**5, 10**9):
+        starved: list[bool] = []
+        times, _ = rounds.run_round(slow_host, inputs, ["eval"] * 5, device=torch.device("cuda"), flush=None,
+                                    burst_cycles=cycles, starved=starved)
+        verdicts.append(starved)
+        assert len(times) == 5
+    assert verdicts == [[True], [False]], verdicts
 
 
 def test_a_noop_launch_on_a_gpu_calls_the_launch_hooks_and_writes_nothing(tmp_path):

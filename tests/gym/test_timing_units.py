@@ -247,3 +247,29 @@ def test_cpu_timing_retries_a_single_hiccup_but_not_time_hidden_in_every_round()
     assert rounds.unaccounted_verdict(100.0, 1, slack, None)[1]
     assert rounds.cpu_rounds_done([math.inf, math.inf, math.inf], 1, slack)
     assert rounds.unaccounted_verdict(math.inf, 1, slack, None)[1]
+
+
+def test_a_starved_burst_doubles_its_busy_wait_up_to_a_cap():
+    """A burst round whose busy-wait ended before the host had queued it had the host's latency in its wall time
+    (an honest relu2 kernel was charged 0.2 ms per call behind 10**7 cycles on an H200, session 28): the judge doubles
+    the busy-wait, but never past x64 of the configured one nor 10**9 cycles, so a runner that always claims to be
+    starved only slows its own evaluation by a bounded amount."""
+    assert rounds.grown_burst(10**7, 10**7) == (2 * 10**7, True)
+    cycles, steps = 10**7, 0
+    while True:
+        cycles, grown = rounds.grown_burst(cycles, 10**7)
+        if not grown:
+            break
+        steps += 1
+    assert steps == 6 and cycles == 64 * 10**7
+    assert rounds.grown_burst(10**8, 10**8) == (2 * 10**8, True)
+    assert rounds.grown_burst(8 * 10**8, 10**8) == (8 * 10**8, False)  # 10**9 cycles at most
+    assert rounds.grown_burst(10**10, 10**10) == (10**10, False)  # a configured busy-wait above the cap is kept
+
+
+def test_a_round_on_cpu_is_never_starved():
+    """``starved`` is a burst round's (CUDA) flag: a CPU round's calls are synchronous and leave it empty."""
+    starved: list[bool] = []
+    rounds.run_round(lambda x: x * 2, [[torch.ones(3)]], ["eval"], device=torch.device("cpu"), flush=None,
+                     burst_cycles=1000, starved=starved)
+    assert starved == []
