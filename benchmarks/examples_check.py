@@ -55,7 +55,8 @@ def judged(batch):
             why = f" | WRONG (expected {exp}; env_error={r.env_error}): {(r.error or '')[-400:]!r}" if wrong else ""
             print(f"  {p}/{c}: {r.status} {','.join(r.hack_reasons)} {r.elapsed_s:.1f}s unaccounted/call "
                   f"{r.unaccounted_ms} ms (calibrated {r.unaccounted_calibrated_ms}) timing charge "
-                  f"{r.timing_charge_ms} ms, excess settle {r.settle_excess_ms} flush {r.flush_excess_ms} ms | "
+                  f"{r.timing_charge_ms} ms, excess settle {r.settle_excess_ms} flush {r.flush_excess_ms} ms, "
+                  f"burst {r.burst_cycles} starved {r.burst_starved_rounds} | "
                   f"stages (s): {stages}{why}",
                   flush=True)
             out[i] = r
