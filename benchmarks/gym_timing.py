@@ -31,10 +31,14 @@ def gpu_clocks() -> str:
         return "n/a"
 
 
+#: EvalConfig fields the command line sets for every evaluation (--burst-cycles and its slacks)
+TIMING: dict = {}
+
+
 def spread(problem_name: str, repeats: int, policy: str) -> dict:
     problem = example_problem(problem_name)
     candidate = example_candidate("good", problem_name)
-    cfg = EvalConfig(timing_policy=policy, timeout_s=300)
+    cfg = EvalConfig(timing_policy=policy, timeout_s=300, **TIMING)
     speedups, ref_ms, kernel_ms, coverage = [], [], [], []
     for i in range(repeats):
         result = evaluate(problem, candidate, device="cuda", config=cfg)
@@ -74,7 +78,7 @@ def pool_spread(problem_names: list[str], copies: int, workers: int) -> list[dic
             jobs.append((example_problem("relu2"), example_candidate(kinds[i % 3]) + f"\n# filler {i} {name}\n"))
             owners.append(None)
     with tempfile.TemporaryDirectory() as cache_dir:
-        pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False)
+        pool = Pool(device="cuda", workers=workers, cache_dir=cache_dir, progress=False, config=EvalConfig(**TIMING))
         start = time.monotonic()
         results = pool.map(jobs)
         per_min = len(jobs) / (time.monotonic() - start) * 60
@@ -148,7 +152,12 @@ def main() -> None:
     parser.add_argument("--pool-copies", type=int, default=0,
                         help="also the CV inside a Pool: this many copies of each --spread example's good candidate, "
                              "each beside a failing filler candidate, through Pool(--workers)")
+    parser.add_argument("--burst-cycles", type=int, default=0, help="EvalConfig.timing_burst_cycles (burst rounds)")
+    parser.add_argument("--slack-ms", type=float, default=None, help="EvalConfig.timing_slack_ms")
+    parser.add_argument("--round-slack-ms", type=float, default=None, help="EvalConfig.timing_round_slack_ms")
     args = parser.parse_args()
+    TIMING.update({k: v for k, v in (("timing_burst_cycles", args.burst_cycles), ("timing_slack_ms", args.slack_ms),
+                                     ("timing_round_slack_ms", args.round_slack_ms)) if v})
     if args.spares is not None:
         from drk.gym.warm import shared_runners
 
