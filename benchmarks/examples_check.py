@@ -20,10 +20,12 @@ if "--repeat" in sys.argv:
     repeat = int(sys.argv[i + 1])
     del sys.argv[i:i + 2]
 #: --burst-cycles N [--slack-ms X] [--round-slack-ms Y]: burst rounds (EvalConfig.timing_burst_cycles) with those
-#: slacks, to see every example's verdict under them (GPU)
+#: slacks, to see every example's verdict under them (GPU); --calibration-rounds N prints unaccounted time against
+#: the runner's own rounds of the reference (EvalConfig.calibration_rounds)
 timing = {}
 for flag, key, kind in (("--burst-cycles", "timing_burst_cycles", int), ("--slack-ms", "timing_slack_ms", float),
-                        ("--round-slack-ms", "timing_round_slack_ms", float)):
+                        ("--round-slack-ms", "timing_round_slack_ms", float),
+                        ("--calibration-rounds", "calibration_rounds", int)):
     if flag in sys.argv:
         i = sys.argv.index(flag)
         timing[key] = kind(sys.argv[i + 1])

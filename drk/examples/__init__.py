@@ -197,6 +197,9 @@ GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
     # its draw of a correctness call's inputs: 75 % of elements off in the probe runner (s23, fixed by drawing
     # before the import) and in the main runner's first correctness call (2026-12-03, H200): a race it made itself
     "attack_slow_reference": frozenset({("correct", None), ("incorrect", None)}),
+    # honest but racy by its own doing: its kernel reads its input on a stream that never waited for the stream that
+    # wrote it (1576 of 67108864 elements read as 0 in a control probe call on an H200, session 28)
+    "side_stream": frozenset({("correct", None), ("incorrect", None)}),
     # a race with the examples check's own 90 s: honest, its probes cost ~85-95 s on an H200 (timeout in sessions 24
     # and 27, correct at 88.6 s in session 28): either verdict is the probes' price, not a cheat
     "legit_progress_loop": frozenset({("correct", None), ("timeout", None)}),

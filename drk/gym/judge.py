@@ -625,6 +625,10 @@ class Session:
         if ref.device.type == "cuda":  # the reference and its planned correctness outputs, built before a session
             self.gpu_mb_by_stage["reference"] = _reserved_mb(ref.device)
         self.calibration: float | None = None
+        #: burst rounds' busy-wait (EvalConfig.timing_burst_cycles; 0: synced rounds), grown after starved rounds
+        #: (rounds.grown_burst) by the calibration and the timing alike
+        self.burst = cfg.timing_burst_cycles if ref.device.type == "cuda" else 0
+        self.calibrated_burst = self.burst
         self.own_names = set(payload["jit_function_names"])  # made by the caller with the probes' variants
         #: bytes of one call's outputs (sizes the timing rounds)
         self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
@@ -1065,7 +1069,9 @@ class Session:
         if cfg.calibration_rounds <= 0:
             return None
         self._stage("calibration")
-        return self._calibrate(self.runner)
+        calibration = self._calibrate(self.runner)
+        self.calibrated_burst = self.burst  # the busy-wait its rounds ran behind
+        return calibration
 
     def _calibrate(self, runner: RunnerProcess) -> float:
         """Calibration rounds in ``runner`` (the probe runner runs them too, before its variants are loaded, so that
@@ -1084,14 +1090,23 @@ class Session:
         per_round = self._per_round()
         overheads = []
         with self._gpu_to_ourselves():
-            for r in range(-1, cfg.calibration_rounds):  # round -1 warms up, as the timing's does
+            r = -1
+            while r < cfg.calibration_rounds:  # round -1 warms up, as the timing's does
                 specs = [CallSpec(self._fresh_seed(), "eval") for _ in range(per_round)]
-                answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True, runner=runner)
+                answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True, runner=runner,
+                                                    burst_cycles=self.burst)
+                r += 1
+                if self.burst and answer.get("starved") is True:  # trusted code: no candidate is loaded yet
+                    self.burst, grown = rounds.grown_burst(self.burst, cfg.timing_burst_cycles)
+                    if grown:
+                        overheads.clear()
+                        r = -1  # the rounds so far ran behind a shorter busy-wait than the next ones
+                        continue
                 t0 = time.perf_counter()
                 self._ask({"op": "fetch", "call": self.ref.seeds.below(per_round), "sample_seed": self._fresh_seed()},
                           max_blob_bytes=self.output_bytes + 2**16, runner=runner)  # a sample is never more
                 fetch_ms = (time.perf_counter() - t0) * 1e3
-                if r >= 0:
+                if r >= 1:
                     overheads.append(wall + fetch_ms - sum(answer["times_ms"]))
         return statistics.median(overheads)
 
@@ -1121,7 +1136,7 @@ class Session:
         # per call, and per round for the request and answer crossing the pipes (the judge's own rounds have none)
         slack = (cfg.timing_slack_ms * per_round + cfg.timing_round_slack_ms) if cuda \
             else cfg.cpu_timing_slack_ms * per_round
-        burst = cfg.timing_burst_cycles if cuda else 0
+        burst = self.burst
         same_inputs = cuda and cfg.timing_policy == "authors"
         fixed_seed = self._fresh_seed()
         samples: dict[str, list[float]] = {"ref": [], "cand": []}
@@ -1158,6 +1173,7 @@ class Session:
                     # evaluation slower, up to the cap); a starved warm-up is run again
                     starved_rounds += 1
                     burst, grown = rounds.grown_burst(burst, cfg.timing_burst_cycles)
+                    self.burst = burst
                     if grown and r < 0:
                         continue
                 if r >= 0:
@@ -1195,7 +1211,9 @@ class Session:
                   "unaccounted_ms": wire.finite_or_none(hidden / max(per_round, 1)),
                   "settle_excess_ms": wire.finite_or_none(settle_excess),
                   "flush_excess_ms": wire.finite_or_none(flush_excess),
-                  "unaccounted_calibrated_ms": None if self.calibration is None or not overheads else
+                  # a calibration behind another busy-wait than the rounds' is not their overhead's
+                  "unaccounted_calibrated_ms": None if self.calibration is None or not overheads
+                  or burst != self.calibrated_burst else
                   wire.finite_or_none((statistics.median(overheads) - self.calibration) / max(per_round, 1)),
                   # False: another evaluation's GPU work was still running when the timing began (see gpu_lock)
                   "timing_quiet": quiet if isinstance(quiet, bool) else None,
