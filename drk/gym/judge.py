@@ -986,7 +986,9 @@ class Session:
         try:
             probe.await_hello()
             if self.calibration is not None:
+                burst = self.burst
                 self._calibrate(probe)  # the same history as the main runner before its candidate was loaded
+                self.burst = burst  # the timing's busy-wait is the main runner's
             self._load(probe, build_main=False)
         except wire.WireTimeout:
             raise
