@@ -82,14 +82,15 @@ class EvalConfig:
     #: per-round term, 2 of 279 honest evaluations in a 4-worker H200 run were flagged (synced rounds).
     timing_round_slack_ms: float = 2.0
     #: GPU: 0 (default) times each call on its own (synchronised after every call: the loop the evaluation's
-    #: precision and verdicts were measured with). More: *burst rounds*, an experiment not yet run in an evaluation
-    #: on a GPU: on both sides a round's calls are queued back to back behind this many GPU cycles of busy-wait
+    #: precision and verdicts were measured with). More: *burst rounds*, an experiment: on both sides a round's calls are queued back to back behind this many GPU cycles of busy-wait
     #: (``torch.cuda._sleep``) and synchronised once, its digests read back after, so the judge's clock over a
     #: round is the GPU's work plus one host wake-up. Measured outside the evaluation
     #: (``benchmarks/burst_bound.py``, H200): honest candidates' unaccounted time per call within 0.002-0.004 ms of
     #: the reference's behind 10**7 cycles on a busy host, where synced rounds vary by 0.1-0.2 ms; meant to be used
     #: with much smaller ``timing_slack_ms`` and ``timing_round_slack_ms`` (their values for it are not measured).
-    #: Work left running on other streams is then in the wall time only (``settle_excess_ms`` stays 0).
+    #: Work left running on other streams is then in the wall time only (``settle_excess_ms`` stays 0). In an
+    #: evaluation on an H200 (session 28) honest kernels were charged 0.13-0.29 ms per call, the runner's per-round
+    #: pipe cost, and the forged clock 0.28-0.33: not yet a separation (docs/environment.md, "Burst rounds").
     timing_burst_cycles: int = 0
     #: Bytes of output data one answer of the candidate's process may carry (a flood is a runtime error).
     max_output_bytes: int = 4 * 2**30

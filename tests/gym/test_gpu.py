@@ -168,6 +168,8 @@ BURST = EvalConfig(timing_trials=30, warmup=5, timeout_s=120, timing_burst_cycle
                    timing_round_slack_ms=0.3)
 
 
+@pytest.mark.xfail(strict=True, reason="bursts in an evaluation charge honest kernels the runner's per-round pipe "
+                   "cost (0.79-0.81x vs 1.99x synced, H200, session 28): docs/environment.md, Burst rounds")
 def test_burst_rounds_leave_a_forged_clock_little(relu2):
     """Burst rounds (``EvalConfig.timing_burst_cycles``) with a tight slack: ``attack_fake_clock_small`` reports a
     twentieth of its real times and got ~40x in synced rounds where honest relu2 kernels get ~2x (the slack there is
