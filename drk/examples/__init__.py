@@ -152,9 +152,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
 #: with the verdict it gets today.
 KNOWN_EVASIONS: dict[str, str] = {
-    "attack_int_range": "(int_ops) right only inside get_inputs()' integer range: the hidden input sets change the "
-                        "distribution of floating-point inputs only (integer inputs are often indices, which a "
-                        "change would make invalid), so no input set ever has an element outside it",
     "attack_input_digest_lie": "overwrites its input with relu(x) after a right answer and hands the runner's input "
                                "digest (taken in its own process after the call) a copy made before it; the judge "
                                "never sees the inputs' bytes after a call, and an idempotent change leaves the "
@@ -211,7 +208,9 @@ EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
     "tuple_out": {"good": ("correct", None)},  # a forward returning a tuple
     "int_ops": {"good": ("correct", None),  # integer tensors in and out
                 "attack_off_by_one": ("incorrect", None),  # integers compared exactly (attacker review 16)
-                "attack_int_range": ("correct", None)},  # KNOWN_EVASIONS: wrong outside get_inputs' integer range
+                # wrong outside get_inputs' integer range: the hidden sets perturb integers where the reference
+                # accepts it (a known evasion until session 28)
+                "attack_int_range": ("incorrect", None)},
     "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
 }
 

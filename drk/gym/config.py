@@ -54,7 +54,8 @@ class EvalConfig:
     #: Candidate sandbox: ``"auto"`` (the strongest that works here: another uid + namespaces as root, namespaces
     #: otherwise), ``"uid"``, ``"namespace"``, or ``"process"`` (no sandbox: only for trusted code, never for RL).
     isolation: Literal["auto", "uid", "namespace", "process"] = "auto"
-    #: Also check hidden input sets whose distribution differs from ``get_inputs`` (scaled, sign-flipped, shifted).
+    #: Also check hidden input sets whose distribution differs from ``get_inputs`` (scaled, sign-flipped, shifted;
+    #: integer inputs too where the reference accepts them changed: ``rounds.perturb_integers``).
     hidden_inputs: bool = True
     #: Timed calls per round (GPU): the judge bounds each round of the candidate's calls with its own clock.
     timing_round_calls: int = 10

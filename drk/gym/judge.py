@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import math
 import mmap
 import os
@@ -496,7 +497,11 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     base_magnitude = base_sensitivity = 0.0
     eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
     for spec, label in zip(specs, labels):
-        inputs = ref.inputs(spec)
+        if spec.scale != 1.0 or spec.shift != 0.0:
+            spec, inputs = _with_integers_perturbed(ref, spec)
+            label = label.replace(", refreshed", ", integer inputs too, refreshed") if spec.ints else label
+        else:
+            inputs = ref.inputs(spec)
         digests = rounds.digest_values(inputs, ref.digest_seed)
         # eval passes: how far the reference itself moves when its inputs are rounded as a TF32 kernel rounds them
         # (the seeded trials' largest is the baseline cfg.atol was chosen for; a max over elements is noisy, so
@@ -537,6 +542,31 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
         kept.input_digests.append(digests)
         kept.atol_scale.append(scale)
     return kept
+
+
+def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, list[Any]]:
+    """``spec`` with its integer inputs perturbed too (``CallSpec.ints``) when the problem has any and its reference
+    accepts them perturbed: called on the very values, on the CPU, in a copy of the reference (an index out of range
+    raises there, where on a GPU it is a device-side assert that ends the judge's CUDA context; a copy, so that a
+    reference with state is called as often as the candidate). Indices usually do not survive a change of range
+    (a cross-entropy's targets, an embedding's rows) and keep ``get_inputs()``' distribution; values do (attacker
+    review 17: ``int_ops/attack_int_range``, right only inside that range, was ``correct``). Returns the spec and
+    its inputs."""
+    trial = dataclasses.replace(spec, ints=True)
+    inputs = ref.inputs(trial)
+    if not any(rounds.is_integer_tensor(x) for x in inputs):
+        return spec, inputs  # floats only: the same inputs either way
+    try:
+        twin = copy.deepcopy(ref.model)
+        if isinstance(twin, torch.nn.Module):
+            twin = twin.cpu()
+        cpu_inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+        outputs = rounds.call_model(twin, cpu_inputs, spec.mode)
+    except Exception:  # noqa: BLE001 - the reference refuses them: the set keeps get_inputs()' integers
+        return spec, ref.inputs(spec)
+    if not all(_finite(x) for x in outputs):
+        return spec, ref.inputs(spec)
+    return trial, inputs
 
 
 def round_like_tf32(x: Any) -> Any:

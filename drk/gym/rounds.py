@@ -38,22 +38,25 @@ CALIBRATION = "calibration"
 @dataclass(frozen=True)
 class CallSpec:
     """What the judge asks for one call: an input seed, an optional ``(scale, shift)`` perturbation of the
-    floating-point inputs, and the pass (``eval`` = ``model.eval()`` + no-grad, ``train`` = train + grad)."""
+    floating-point inputs (and of the integer ones with ``ints``: :func:`perturb_integers`), and the pass (``eval`` =
+    ``model.eval()`` + no-grad, ``train`` = train + grad)."""
 
     seed: int
     mode: str = "eval"
     scale: float = 1.0
     shift: float = 0.0
+    ints: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift}
+        return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift, "ints": self.ints}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallSpec:
         mode = data.get("mode")
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}")
-        return cls(int(data["seed"]), mode, float(data.get("scale", 1.0)), float(data.get("shift", 0.0)))
+        return cls(int(data["seed"]), mode, float(data.get("scale", 1.0)), float(data.get("shift", 0.0)),
+                   data.get("ints") is True)
 
 
 def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
@@ -70,8 +73,32 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
             x = x.to(device)
             if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
                 x = x * spec.scale + spec.shift
+            elif spec.ints and is_integer_tensor(x):
+                x = perturb_integers(x, spec.scale, spec.shift)
         out.append(x)
     return out
+
+
+def is_integer_tensor(x: Any) -> bool:
+    """An integer tensor a hidden set may perturb (not bool: a mask has two values to take)."""
+    return isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()) and x.dtype != torch.bool
+
+
+def perturb_integers(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    """``x * k + s`` in ``x``'s dtype: ``k`` is ``scale`` rounded away from 0 to a whole number (sign kept, at least
+    1 in size), ``s`` is ``shift`` times the largest magnitude in ``x`` (at least 1), rounded. Unchanged when the
+    result would not fit the dtype. A hidden set drawn from ``get_inputs()``' own integer range let a kernel wrong
+    only outside it be ``correct`` (``int_ops/attack_int_range``, attacker review 17); the judge perturbs integers
+    only where the reference accepts it (``judge.plan_correctness``: indices out of range are not)."""
+    size = max(1, round(abs(scale)))
+    k = -size if scale < 0 else size
+    wide = x.to(torch.int64)
+    s = round(shift * max(1, int(wide.abs().max()) if x.numel() else 1))
+    moved = wide * k + s
+    info = torch.iinfo(x.dtype)
+    if x.numel() and (int(moved.min()) < info.min or int(moved.max()) > info.max):
+        return x
+    return moved.to(x.dtype)
 
 
 def call_model(model: Callable[..., Any], inputs: Sequence[Any], mode: str) -> list[Any]:
