@@ -544,6 +544,19 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     return kept
 
 
+#: Input and parameter elements up to which the judge asks a CPU copy of the reference whether it accepts a hidden
+#: set's integers perturbed (:func:`_with_integers_perturbed`): the bundled integer problems (a cross-entropy's
+#: targets, an embedding bag's indices) are far below; a large model is not run on the CPU per evaluation.
+INTEGER_CHECK_MAX_ELEMENTS = 1 << 26
+
+
+def _elements(inputs: list[Any], model: Any) -> int:
+    count = sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+    if isinstance(model, torch.nn.Module):
+        count += sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    return count
+
+
 def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, list[Any]]:
     """``spec`` with its integer inputs perturbed too (``CallSpec.ints``) when the problem has any and its reference
     accepts them perturbed: called on the very values, on the CPU, in a copy of the reference (an index out of range
@@ -556,6 +569,8 @@ def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, 
     inputs = ref.inputs(trial)
     if not any(rounds.is_integer_tensor(x) for x in inputs):
         return spec, inputs  # floats only: the same inputs either way
+    if _elements(inputs, ref.model) > INTEGER_CHECK_MAX_ELEMENTS:
+        return spec, ref.inputs(spec)  # too big to ask the reference on the CPU in passing: integers as drawn
     try:
         twin = copy.deepcopy(ref.model)
         if isinstance(twin, torch.nn.Module):

@@ -288,3 +288,12 @@ def test_indices_the_reference_refuses_perturbed_keep_their_range():
         index, weight = ref.inputs(spec)
         assert 0 <= int(index.min()) and int(index.max()) < 50
     assert ref.model.table.weight.device.type == "cpu"
+
+
+def test_a_reference_too_big_for_a_cpu_check_keeps_its_integers(monkeypatch):
+    """The CPU check runs the reference at the evaluation's sizes: past ``INTEGER_CHECK_MAX_ELEMENTS`` it is not
+    asked, and the integers stay as drawn."""
+    monkeypatch.setattr(judge, "INTEGER_CHECK_MAX_ELEMENTS", 100)
+    ref = _reference(example_problem("int_ops").source)  # 4096 integers at the CPU's size
+    plan = plan_correctness(ref, EvalConfig())
+    assert not any(spec.ints for spec in plan.specs)
