@@ -210,7 +210,9 @@ EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
                 "attack_off_by_one": ("incorrect", None),  # integers compared exactly (attacker review 16)
                 # wrong outside get_inputs' integer range: the hidden sets perturb integers where the reference
                 # accepts it (a known evasion until session 28)
-                "attack_int_range": ("incorrect", None)},
+                "attack_int_range": ("incorrect", None),
+                # wrong only for far values coprime to 210, which session 28's first integer sets never made
+                "attack_int_coprime": ("incorrect", None)},
     "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
 }
 

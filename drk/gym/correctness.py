@@ -103,28 +103,39 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
                 False,
                 err,
                 f"output {index}: {bad}/{exp.numel()} elements differ (atol={tol[0]}, rtol={tol[1]}); "
-                f"max abs error {err:.4g} at index {where}: got {got_value:.6g}, expected {expected_value:.6g}",
+                f"max abs error {err:.4g} at index {where}: got {_shown(got_value)}, expected {_shown(expected_value)}",
             )
     return Comparison(True, worst, "")
 
 
+def _shown(value: float | int) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
+
+
 def _tensor_stats(exp: torch.Tensor, out: torch.Tensor, atol: float, rtol: float,
-                  chunk: int) -> tuple[float, int, tuple[int, float, float] | None]:
+                  chunk: int) -> tuple[float, int, tuple[int, float | int, float | int] | None]:
     """Over ``chunk``-element pieces, in float64 on ``exp``'s device: the largest absolute error (a NaN where the
     reference has none counts as infinite), how many elements fail ``isclose``, and the failing element with the
     largest error (flat index, got, expected; the first such)."""
     exp_flat, out_flat = exp.reshape(-1), out.reshape(-1)
+    exact = not (exp.is_floating_point() or exp.is_complex())  # integers and booleans: compared in their own dtype
     err, bad, best, first_worst = 0.0, 0, -1.0, None
     for start in range(0, exp_flat.numel(), max(int(chunk), 1)):
         exp_f = exp_flat[start:start + chunk].to(torch.float64)
         out_f = out_flat[start:start + chunk].to(device=exp.device, dtype=torch.float64)
         diff = (exp_f - out_f).abs()
         diff = torch.where(torch.isnan(out_f) & ~torch.isnan(exp_f), torch.full_like(diff, float("inf")), diff)
+        if exact:
+            # float64 holds integers exactly only below 2**53: int64 values 2**60 and 2**60 + 1 compared equal there
+            # (attacker review 19); an unequal pair that rounds alike is still an error (of at least 1)
+            failing = exp_flat[start:start + chunk] != out_flat[start:start + chunk].to(exp.device)
+            diff = torch.where(failing, torch.clamp(diff, min=1.0), diff)
         if diff.numel():
             largest = float(diff.max())
             if not math.isnan(err) and (math.isnan(largest) or largest > err):
                 err = largest  # NaN (the reference's own) stays the answer, as a whole-tensor max says
-        failing = ~_isclose(out_f, exp_f, atol=atol, rtol=rtol, equal_nan=True)
+        if not exact:
+            failing = ~_isclose(out_f, exp_f, atol=atol, rtol=rtol, equal_nan=True)
         count = int(failing.sum())
         if count:
             bad += count
@@ -133,7 +144,10 @@ def _tensor_stats(exp: torch.Tensor, out: torch.Tensor, atol: float, rtol: float
             value = float(masked[local])
             value = math.inf if math.isnan(value) else value  # argmax ranks NaN first, as a whole-tensor one did
             if value > best:
-                best, first_worst = value, (start + local, float(out_f[local]), float(exp_f[local]))
+                pair = (out_flat[start + local], exp_flat[start + local]) if exact else (out_f[local], exp_f[local])
+                # integers as themselves: "got -5.80947e+06, expected -5.80947e+06" hid an answer off by one
+                got, want = (int(v) if exact else float(v) for v in pair)
+                best, first_worst = value, (start + local, got, want)
     return err, bad, first_worst
 
 

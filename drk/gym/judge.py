@@ -56,9 +56,12 @@ from drk.gym.secret import SeedStream, evaluation_key
 #: (attacker review 17). The largest scale stays 8, where the tolerance of ill-conditioned sets was measured. The
 #: shifted set's shift-to-scale ratio runs from 0.025 to 16: with scales 0.125-0.5 and shifts 0.5-2 it was at least
 #: 1, and a kernel wrong only for inputs whose |mean| / std was between 0.1 and 0.8 was ``correct`` 4 times in 4
-#: (attacker review 18). Inputs beyond x8 are never drawn: a kernel wrong only there (clamping at 48) passes.
+#: (attacker review 18). Inputs beyond x8 are never drawn: a kernel wrong only there (clamping at 48) passes. Review
+#: 19: the shift was always positive and every small scale shifted, so a kernel wrong only for inputs shifted down
+#: (mean below -0.1 std) or only for small centred ones (std < 0.45) was ``correct`` 3 times in 3: the shift is now
+#: signed (-2..2) and the sign-flipped set reaches x-0.125 (each band then drawn in about half the evaluations).
 PERTURBATION_RANGES: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
-    ((2.0, 8.0), (0.0, 0.0)), ((-2.0, -0.5), (0.0, 0.0)), ((0.125, 2.0), (0.05, 2.0)))
+    ((2.0, 8.0), (0.0, 0.0)), ((-2.0, -0.125), (0.0, 0.0)), ((0.125, 2.0), (-2.0, 2.0)))
 PROBE_SCALES = (1.0, 8.0, 64.0)
 #: Probe calls per probe input (one eval, one train), by kind, run in an order the judge draws at random, each on a
 #: fresh model: ``control`` calls run the kernels and must be right, ``noop``/``raise`` calls disable them. A decoy
@@ -453,17 +456,19 @@ class Planned:
     atol_scale: list[float] = field(default_factory=list)
 
 
-def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float]]:
-    """One ``(scale, shift)`` per :data:`PERTURBATION_RANGES` entry: the scale log-uniform in its range (its sign
-    kept), the shift uniform, both rounded to 3 decimals (they are printed in feedback). From the evaluation's secret
-    stream: the same for the same evaluation, unknown to the candidate before its calls."""
+def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[float, float]]]:
+    """One ``(scale, shift, int_draw)`` per :data:`PERTURBATION_RANGES` entry: the scale log-uniform in its range
+    (its sign kept), the shift uniform, both rounded to 3 decimals (they are printed in feedback), and two uniform
+    numbers in [0, 1) that place the set's integer inputs (:func:`drk.gym.rounds.perturb_integers`). From the
+    evaluation's secret stream: the same for the same evaluation, unknown to the candidate before its calls."""
     draw = random.Random(seeds.next())
     drawn = []
     for (low, high), (shift_low, shift_high) in PERTURBATION_RANGES:
         sign = -1.0 if low < 0 else 1.0
         small, large = sorted((abs(low), abs(high)))
         scale = sign * math.exp(draw.uniform(math.log(small), math.log(large)))
-        drawn.append((round(scale, 3), round(draw.uniform(shift_low, shift_high), 3)))
+        shift = round(draw.uniform(shift_low, shift_high), 3)
+        drawn.append((round(scale, 3), shift, (draw.random(), draw.random())))
     return drawn
 
 
@@ -484,9 +489,9 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
         labels.append(f"trial {i + 1} ({mode} pass)")
     first_round = len(specs)
     if cfg.hidden_inputs:
-        for j, (scale, shift) in enumerate(hidden_perturbations(ref.seeds)):
+        for j, (scale, shift, int_draw) in enumerate(hidden_perturbations(ref.seeds)):
             for mode in ("eval", "train"):  # the eval pass first: the train pass takes its sensitivity (below)
-                specs.append(CallSpec(ref.seeds.next(), mode, scale, shift))
+                specs.append(CallSpec(ref.seeds.next(), mode, scale, shift, int_draw=int_draw))
                 labels.append(f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g}, "
                               "refreshed in place)")
     else:

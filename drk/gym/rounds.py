@@ -46,17 +46,22 @@ class CallSpec:
     scale: float = 1.0
     shift: float = 0.0
     ints: bool = False
+    int_draw: tuple[float, float] = (0.0, 0.0)  # where the integers go (:func:`perturb_integers`)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift, "ints": self.ints}
+        return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift, "ints": self.ints,
+                "int_draw": list(self.int_draw)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallSpec:
         mode = data.get("mode")
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}")
+        u, v = (float(x) for x in data.get("int_draw", (0.0, 0.0)))
+        if not (0.0 <= u < 1.0 and 0.0 <= v < 1.0):
+            raise ValueError(f"int_draw {(u, v)!r}")
         return cls(int(data["seed"]), mode, float(data.get("scale", 1.0)), float(data.get("shift", 0.0)),
-                   data.get("ints") is True)
+                   data.get("ints") is True, (u, v))
 
 
 def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
@@ -74,7 +79,7 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
             if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
                 x = x * spec.scale + spec.shift
             elif spec.ints and is_integer_tensor(x):
-                x = perturb_integers(x, spec.scale, spec.shift)
+                x = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)
         out.append(x)
     return out
 
@@ -84,18 +89,42 @@ def is_integer_tensor(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()) and x.dtype != torch.bool
 
 
-def perturb_integers(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
-    """``x * k + s`` in ``x``'s dtype: ``k`` is ``scale`` rounded away from 0 to a whole number (sign kept, at least
-    1 in size), ``s`` is ``shift`` times the largest magnitude in ``x`` (at least 1), rounded. Unchanged when the
-    result would not fit the dtype. A hidden set drawn from ``get_inputs()``' own integer range let a kernel wrong
-    only outside it be ``correct`` (``int_ops/attack_int_range``, attacker review 17); the judge perturbs integers
-    only where the reference accepts it (``judge.plan_correctness``: indices out of range are not)."""
-    size = max(1, round(abs(scale)))
-    k = -size if scale < 0 else size
+#: How far a hidden set may carry integer inputs: ``|k| * max|x|`` up to this, and a quarter of the dtype's range.
+INTEGER_REACH = 1 << 24
+
+
+def perturb_integers(x: torch.Tensor, scale: float, shift: float, draw: tuple[float, float]) -> torch.Tensor:
+    """A hidden set's integer input ``x`` as ``x * k + c + ((i + o) mod |k|)`` in its dtype, ``i`` each element's
+    flat position and ``(u, v) = draw`` placing it: the last term, consecutive integers along the tensor, puts the
+    results in every residue class (``x * k`` alone are all multiples of ``k``; a term in ``x`` only changes the
+    slope). With ``M = max|x|`` (at least 1) and ``K = INTEGER_REACH / M`` (at least 2, and a quarter of the
+    dtype's range at most):
+
+    - a shifted set (``shift != 0``): ``k`` 1 or 2 (by ``u``), ``c`` uniform in +-2M (by ``v``), ``o = 0``: near the
+      drawn range, on either side of it;
+    - a sign-flipped set (``scale < 0``): ``k = -|k|``, ``|k|`` log-uniform in sqrt(K)..K, ``c = 0``: always far;
+    - otherwise ``k`` log-uniform in 2..K, ``c = 0``: anywhere from just past the range to far from it.
+
+    ``o`` is ``v`` x ``|k|`` in the last two. Unchanged when the result would not fit the dtype.
+
+    Attacker reviews 17 and 19: a set drawn from ``get_inputs()``' range let a kernel wrong only outside it be
+    ``correct`` (``int_ops/attack_int_range``), and sets ``x * k`` with ``k`` 2..8 and a positive shift under 2M never
+    reached a value beyond +-8M, nor one there coprime to 210: kernels wrong exactly there were ``correct`` 5 of 5
+    (``attack_int_far``, ``attack_int_coprime``). The judge perturbs integers only where the reference accepts it
+    (``judge.plan_correctness``: an index out of range is not)."""
+    u, v = draw
     wide = x.to(torch.int64)
-    s = round(shift * max(1, int(wide.abs().max()) if x.numel() else 1))
-    moved = wide * k + s
+    largest = max(1, int(wide.abs().max())) if x.numel() else 1
     info = torch.iinfo(x.dtype)
+    if shift != 0.0:
+        k, c, o = (1 if u < 0.5 else 2), round((2.0 * v - 1.0) * 2.0 * largest), 0
+    else:
+        reach = max(2, min(INTEGER_REACH, max(abs(info.min), info.max) // 4) // largest)
+        low = max(2.0, math.sqrt(reach)) if scale < 0 else 2.0
+        size = max(2, round(math.exp(math.log(low) + u * (math.log(max(reach, low)) - math.log(low)))))
+        k, c, o = (-size if scale < 0 else size), 0, int(v * size)
+    positions = torch.arange(x.numel(), device=x.device, dtype=torch.int64).view(x.shape)
+    moved = wide * k + c + torch.remainder(positions + o, abs(k))
     if x.numel() and (int(moved.min()) < info.min or int(moved.max()) > info.max):
         return x
     return moved.to(x.dtype)

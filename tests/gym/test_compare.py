@@ -144,3 +144,15 @@ def test_integer_and_boolean_outputs_are_compared_exactly(dtype):
         reference = rounds.reference_digests([large], 3, 0.01, 0.01)
         assert _digests_agree(reference, rounds.digest_values([large.clone()], 3))[0]
         assert not _digests_agree(reference, rounds.digest_values([one_off], 3))[0]
+
+
+def test_int64_values_beyond_float64s_exact_range_are_compared_exactly():
+    """Attacker review 19: the element-wise comparison cast to float64, where 2**60 and 2**60 + 1 are one value: an
+    int64 answer off by one there was equal (a problem with hashes or large counts)."""
+    expected = torch.tensor([2**60, 2**55, -(2**62), 7], dtype=torch.int64)
+    off = expected + torch.tensor([1, 3, -1, 0])
+    assert C.compare_outputs([expected], [expected.clone()], 0.01, 0.01).ok
+    result = C.compare_outputs([expected], [off], 0.01, 0.01)
+    assert not result.ok and "3/4 elements differ" in result.message, result.message
+    # the worst element's values as integers (a float's 6 digits showed -5.80947e+06 on both sides)
+    assert f"got {2**60 + 1}, expected {2**60}" in result.message, result.message

@@ -89,8 +89,14 @@ def test_hidden_perturbations_are_drawn_per_evaluation_over_their_whole_ranges()
     assert 60 < sum(2.0 <= d[0][0] <= 4.0 for d in draws) < 140
     # review 18: a kernel wrong only for inputs with |mean| / std in 0.1..0.8 was never checked (the shifted set's
     # ratio was at least 1); now the ratio spans ~0.03..16 and lands in that band in about a quarter of them
-    ratios = [shift / scale for scale, shift in (d[2] for d in draws)]
+    ratios = [abs(shift / scale) for scale, shift, _ in (d[2] for d in draws)]
     assert min(ratios) < 0.06 and max(ratios) > 8 and 25 < sum(0.1 < r < 0.8 for r in ratios) < 80
+    # review 19: inputs shifted down (mean below -0.1 std) and small centred ones (std < 0.45, no shift) were never
+    # drawn; each is now drawn in about half the evaluations
+    assert 60 < sum(shift < -0.1 * scale for scale, shift, _ in (d[2] for d in draws)) < 140
+    assert 60 < sum(abs(d[1][0]) < 0.45 for d in draws) < 140
+    # the integer draws: uniform in [0, 1), two per set
+    assert all(0.0 <= u < 1.0 and 0.0 <= v < 1.0 for d in draws for _, _, (u, v) in d)
 
 
 def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
@@ -223,14 +229,38 @@ def test_integers_are_scaled_by_whole_numbers_and_shifted_by_their_own_range():
     from drk.gym import rounds
 
     x = torch.tensor([-1000, -3, 0, 999], dtype=torch.int32)
-    assert rounds.perturb_integers(x, 3.4, 0.0).tolist() == [-3000, -9, 0, 2997]
-    assert rounds.perturb_integers(x, -0.6, 0.0).tolist() == [1000, 3, 0, -999]  # at least 1 in size, sign kept
-    assert rounds.perturb_integers(x, 0.2, 0.5).tolist() == [-500, 497, 500, 1499]  # shift x the largest magnitude
-    assert rounds.perturb_integers(x, 2.0, 0.0).dtype == torch.int32
+    # x * k + ((i + o) mod |k|), i the position: k log-uniform from 2 to 2**24 / max|x| (16777 here), o = v |k|
+    assert rounds.perturb_integers(x, 3.4, 0.0, (0.0, 0.5)).tolist() == [-1999, -6, 1, 1998]
+    assert rounds.perturb_integers(x, 3.4, 0.0, (0.0, 0.0)).tolist() == [-2000, -5, 0, 1999]
+    top = rounds.perturb_integers(x, 3.4, 0.0, (0.999999, 0.5)).to(torch.int64)
+    assert torch.equal(top, x.to(torch.int64) * 16777 + 8388 + torch.arange(4))
+    # sign-flipped: |k| from sqrt(16777) (130) up, always far
+    assert rounds.perturb_integers(x, -0.6, 0.0, (0.0, 0.5)).tolist() == [130065, 456, 67, -129802]
+    # the shifted set: k 1 or 2, c uniform in +-2 max|x|, o = 0
+    assert rounds.perturb_integers(x, 0.2, 0.5, (0.2, 0.25)).tolist() == [-2000, -1003, -1000, -1]
+    assert rounds.perturb_integers(x, 0.2, -0.5, (0.7, 1.0 - 1e-9)).tolist() == [0, 1995, 2000, 3999]
+    assert rounds.perturb_integers(x, 2.0, 0.0, (0.5, 0.5)).dtype == torch.int32
     small = torch.tensor([100, -100], dtype=torch.int8)
-    assert torch.equal(rounds.perturb_integers(small, 8.0, 0.0), small)  # would not fit int8: unchanged
-    assert torch.equal(rounds.perturb_integers(torch.tensor([3], dtype=torch.uint8), -2.0, 0.0),
+    assert torch.equal(rounds.perturb_integers(small, 8.0, 0.0, (0.9, 0.5)), small)  # would not fit: unchanged
+    assert torch.equal(rounds.perturb_integers(torch.tensor([3], dtype=torch.uint8), -2.0, 0.0, (0.5, 0.5)),
                        torch.tensor([3], dtype=torch.uint8))  # no negatives in uint8
+
+
+def test_integer_sets_reach_far_values_of_every_residue():
+    """Attacker review 19: with sets ``x * k`` (k 2..8) and a positive shift under 2 max|x|, no value beyond +-8000
+    (for int_ops' -1000..999), nor one there coprime to 210, was ever drawn: kernels wrong exactly there were
+    ``correct`` 5 of 5. Now every evaluation's sign-flipped set reaches both."""
+    from drk.gym import rounds
+    from drk.gym.secret import SeedStream
+
+    x = torch.randint(-1000, 1000, (4096,), generator=torch.Generator().manual_seed(0), dtype=torch.int32)
+    for i in range(30):
+        reached = []
+        for scale, shift, draw in hidden_perturbations(SeedStream(bytes([i + 1]) * 32)):
+            y = rounds.perturb_integers(x, scale, shift, draw).to(torch.int64)
+            outside = y.abs() > 8000
+            reached.append(bool((outside & (y % 2 != 0) & (y % 3 != 0) & (y % 5 != 0) & (y % 7 != 0)).any()))
+        assert reached[1], (i, reached)  # the sign-flipped set, in every evaluation
 
 
 def test_make_inputs_perturbs_integers_only_when_asked_and_never_masks():
@@ -243,12 +273,15 @@ def test_make_inputs_perturbs_integers_only_when_asked_and_never_masks():
             return [torch.arange(4, dtype=torch.int64), torch.tensor([True, False]), torch.ones(2)]
 
     plain = rounds.make_inputs(Problem, CallSpec(1, "eval", 4.0, 0.0), torch.device("cpu"))
-    both = rounds.make_inputs(Problem, CallSpec(1, "eval", 4.0, 0.0, ints=True), torch.device("cpu"))
-    assert plain[0].tolist() == [0, 1, 2, 3] and both[0].tolist() == [0, 4, 8, 12]
+    both = rounds.make_inputs(Problem, CallSpec(1, "eval", 4.0, 0.0, ints=True, int_draw=(0.0, 0.5)),
+                              torch.device("cpu"))
+    assert plain[0].tolist() == [0, 1, 2, 3] and both[0].tolist() == [1, 2, 5, 6]
     assert both[1].tolist() == [True, False] and both[2].tolist() == plain[2].tolist() == [4.0, 4.0]
-    spec = CallSpec(1, "train", 4.0, 0.5, ints=True)
+    spec = CallSpec(1, "train", 4.0, 0.5, ints=True, int_draw=(0.25, 0.75))
     assert CallSpec.from_dict(spec.to_dict()) == spec
     assert CallSpec.from_dict({"seed": 1, "mode": "eval", "ints": "yes"}).ints is False  # only a real True
+    with pytest.raises(ValueError):
+        CallSpec.from_dict({"seed": 1, "mode": "eval", "int_draw": [1.5, 0.0]})
 
 
 def test_integer_values_are_perturbed_in_the_hidden_sets():
