@@ -581,7 +581,10 @@ def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, 
         if isinstance(twin, torch.nn.Module):
             twin = twin.cpu()
         cpu_inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-        outputs = rounds.call_model(twin, cpu_inputs, spec.mode)
+        # the generator's state as the inputs left it: the reference's own call (a dropout) draws from it next, as
+        # the candidate's does in its runner (attacker review 19, reasoned)
+        with torch.random.fork_rng(devices=[]):
+            outputs = rounds.call_model(twin, cpu_inputs, spec.mode)
     except Exception:  # noqa: BLE001 - the reference refuses them: the set keeps get_inputs()' integers
         return spec, ref.inputs(spec)
     if not all(_finite(x) for x in outputs):

@@ -330,3 +330,30 @@ def test_a_reference_too_big_for_a_cpu_check_keeps_its_integers(monkeypatch):
     ref = _reference(example_problem("int_ops").source)  # 4096 integers at the CPU's size
     plan = plan_correctness(ref, EvalConfig())
     assert not any(spec.ints for spec in plan.specs)
+
+
+RANDOM_WITH_INTEGERS = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x, n):
+        return x * torch.rand_like(x) + n
+def get_inputs():
+    return [torch.randn(64), torch.randint(0, 100, (64,))]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_the_integer_check_leaves_the_generator_as_the_inputs_left_it():
+    """The CPU check calls a copy of the reference before the reference's own call: a reference that draws random
+    numbers (here ``rand_like``; a dropout) must draw what the candidate's call draws right after the same inputs."""
+    from drk.gym import rounds
+
+    ref = _reference(RANDOM_WITH_INTEGERS)
+    plan = plan_correctness(ref, EvalConfig())
+    hidden = [i for i, label in enumerate(plan.labels) if label.startswith("hidden")]
+    assert hidden and all(plan.specs[i].ints for i in hidden)
+    for i in hidden:
+        spec = plan.specs[i]
+        again = rounds.call_model(ref.model, ref.inputs(spec), spec.mode)  # inputs, then the call: a runner's order
+        assert torch.equal(again[0], plan.expected[i][0]), plan.labels[i]
