@@ -212,7 +212,9 @@ EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
                 # accepts it (a known evasion until session 28)
                 "attack_int_range": ("incorrect", None),
                 # wrong only for far values coprime to 210, which session 28's first integer sets never made
-                "attack_int_coprime": ("incorrect", None)},
+                "attack_int_coprime": ("incorrect", None),
+                # integers through float32: wrong beyond 2**24, which the sets reached only from session 28's end
+                "attack_int_via_float": ("incorrect", None)},
     "kb_add": {"good": ("correct", None)},  # KernelBench's own Triton example, unchanged (MIT)
 }
 

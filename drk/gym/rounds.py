@@ -89,8 +89,10 @@ def is_integer_tensor(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and not (x.is_floating_point() or x.is_complex()) and x.dtype != torch.bool
 
 
-#: How far a hidden set may carry integer inputs: ``|k| * max|x|`` up to this, and a quarter of the dtype's range.
-INTEGER_REACH = 1 << 24
+#: How far a hidden set may carry integer inputs: ``|k| * max|x|`` up to this, and a quarter of the dtype's range
+#: (2**29 for int32). Review 20: at 2**24 no value float32 cannot hold was drawn, and an integer kernel that went
+#: through float32 (wrong on 96 % of random int32 values) was ``correct`` 3 of 3.
+INTEGER_REACH = 1 << 30
 
 
 def perturb_integers(x: torch.Tensor, scale: float, shift: float, draw: tuple[float, float]) -> torch.Tensor:
@@ -100,9 +102,11 @@ def perturb_integers(x: torch.Tensor, scale: float, shift: float, draw: tuple[fl
     slope). With ``M = max|x|`` (at least 1) and ``K = INTEGER_REACH / M`` (at least 2, and a quarter of the
     dtype's range at most):
 
-    - a shifted set (``shift != 0``): ``k`` 1 or 2 (by ``u``), ``c`` uniform in +-2M (by ``v``), ``o = 0``: near the
-      drawn range, on either side of it;
-    - a sign-flipped set (``scale < 0``): ``k = -|k|``, ``|k|`` log-uniform in sqrt(K)..K, ``c = 0``: always far;
+    - a shifted set (``shift != 0``): ``k`` 1 or 2 (by ``u``), ``c`` uniform in +-4M (by ``v``), ``o = 0``: near the
+      drawn range, on either side of it, and in about half the evaluations wholly on one side of it;
+    - a sign-flipped set (``scale < 0``): ``k = -|k|``, ``|k|`` log-uniform in K/2..K, ``c = 0``: always as far as
+      the reach goes (values beyond 2**24, which float32 cannot hold, in every evaluation of an int32 problem whose
+      inputs reach 32 in magnitude);
     - otherwise ``k`` log-uniform in 2..K, ``c = 0``: anywhere from just past the range to far from it.
 
     ``o`` is ``v`` x ``|k|`` in the last two. Unchanged when the result would not fit the dtype.
@@ -110,17 +114,18 @@ def perturb_integers(x: torch.Tensor, scale: float, shift: float, draw: tuple[fl
     Attacker reviews 17 and 19: a set drawn from ``get_inputs()``' range let a kernel wrong only outside it be
     ``correct`` (``int_ops/attack_int_range``), and sets ``x * k`` with ``k`` 2..8 and a positive shift under 2M never
     reached a value beyond +-8M, nor one there coprime to 210: kernels wrong exactly there were ``correct`` 5 of 5
-    (``attack_int_far``, ``attack_int_coprime``). The judge perturbs integers only where the reference accepts it
+    (``attack_int_far``, ``attack_int_coprime``); review 20: nor a value float32 cannot hold (``attack_int_via_float``),
+    nor a set wholly beyond one end of the range. The judge perturbs integers only where the reference accepts it
     (``judge.plan_correctness``: an index out of range is not)."""
     u, v = draw
     wide = x.to(torch.int64)
     largest = max(1, int(wide.abs().max())) if x.numel() else 1
     info = torch.iinfo(x.dtype)
     if shift != 0.0:
-        k, c, o = (1 if u < 0.5 else 2), round((2.0 * v - 1.0) * 2.0 * largest), 0
+        k, c, o = (1 if u < 0.5 else 2), round((2.0 * v - 1.0) * 4.0 * largest), 0
     else:
         reach = max(2, min(INTEGER_REACH, max(abs(info.min), info.max) // 4) // largest)
-        low = max(2.0, math.sqrt(reach)) if scale < 0 else 2.0
+        low = max(2.0, reach / 2) if scale < 0 else 2.0
         size = max(2, round(math.exp(math.log(low) + u * (math.log(max(reach, low)) - math.log(low)))))
         k, c, o = (-size if scale < 0 else size), 0, int(v * size)
     positions = torch.arange(x.numel(), device=x.device, dtype=torch.int64).view(x.shape)
