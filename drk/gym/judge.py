@@ -501,9 +501,10 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     kept = Planned([], [], [], [], first_round)
     base_magnitude = base_sensitivity = 0.0
     eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
+    cpu_twin: list[Any] = []  # one CPU copy of the reference for every integer check (_with_integers_perturbed)
     for spec, label in zip(specs, labels):
         if spec.scale != 1.0 or spec.shift != 0.0:
-            spec, inputs = _with_integers_perturbed(ref, spec)
+            spec, inputs = _with_integers_perturbed(ref, spec, cpu_twin)
             label = label.replace(", refreshed", ", integer inputs too, refreshed") if spec.ints else label
         else:
             inputs = ref.inputs(spec)
@@ -562,14 +563,14 @@ def _elements(inputs: list[Any], model: Any) -> int:
     return count
 
 
-def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, list[Any]]:
+def _with_integers_perturbed(ref: Reference, spec: CallSpec, cpu_twin: list[Any]) -> tuple[CallSpec, list[Any]]:
     """``spec`` with its integer inputs perturbed too (``CallSpec.ints``) when the problem has any and its reference
     accepts them perturbed: called on the very values, on the CPU, in a copy of the reference (an index out of range
     raises there, where on a GPU it is a device-side assert that ends the judge's CUDA context; a copy, so that a
     reference with state is called as often as the candidate). Indices usually do not survive a change of range
     (a cross-entropy's targets, an embedding's rows) and keep ``get_inputs()``' distribution; values do (attacker
     review 17: ``int_ops/attack_int_range``, right only inside that range, was ``correct``). Returns the spec and
-    its inputs."""
+    its inputs. ``cpu_twin`` holds the copy once made (one per plan: the check asks only whether the call raises)."""
     trial = dataclasses.replace(spec, ints=True)
     inputs = ref.inputs(trial)
     if not any(rounds.is_integer_tensor(x) for x in inputs):
@@ -577,9 +578,10 @@ def _with_integers_perturbed(ref: Reference, spec: CallSpec) -> tuple[CallSpec, 
     if _elements(inputs, ref.model) > INTEGER_CHECK_MAX_ELEMENTS:
         return spec, ref.inputs(spec)  # too big to ask the reference on the CPU in passing: integers as drawn
     try:
-        twin = copy.deepcopy(ref.model)
-        if isinstance(twin, torch.nn.Module):
-            twin = twin.cpu()
+        if not cpu_twin:
+            twin = copy.deepcopy(ref.model)
+            cpu_twin.append(twin.cpu() if isinstance(twin, torch.nn.Module) else twin)
+        twin = cpu_twin[0]
         cpu_inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
         # the generator's state as the inputs left it: the reference's own call (a dropout) draws from it next, as
         # the candidate's does in its runner (attacker review 19, reasoned)
