@@ -81,6 +81,9 @@ def main() -> None:
         print(f"[{policy}] judge GPU peak GiB: median {peaks.median():.1f}, max {peaks.max():.1f} (in live tensors: "
               f"median {allocated.median():.1f}, max {allocated.max():.1f}); retried alone "
               f"after running out of memory: {sum('lone_retry' in (r.stage_s or {}) for r in results)}")
+        timed = [r for r in results if r.timing_quiet is not None]
+        print(f"[{policy}] timings with other evaluations' GPU work still running (timing_quiet False): "
+              f"{sum(not r.timing_quiet for r in timed)} of {len(timed)}")
         by_stage = pd.DataFrame([r.judge_gpu_mb_by_stage or {} for r in results]) / 1024
         if not by_stage.empty:  # the running peak as each stage ended: where the judge's footprint comes from
             print(f"[{policy}] judge GPU peak GiB by the end of each stage (median): "
@@ -98,7 +101,7 @@ def _print_result(label: tuple, result) -> None:
     stages = " ".join(f"{k}={v:.1f}" for k, v in (r.stage_s or {}).items())
     speedup = f"{r.speedup:.2f}x" if r.speedup else "-"
     print(f"  {problem.key} {kind}: {r.status} {speedup} {r.elapsed_s:.1f}s judge_peak_mb={r.judge_gpu_mb} "
-          f"(allocated {r.judge_gpu_allocated_mb}) | "
+          f"(allocated {r.judge_gpu_allocated_mb}) quiet={r.timing_quiet} | "
           f"stages (s): {stages}", flush=True)
 
 

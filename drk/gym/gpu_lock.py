@@ -25,8 +25,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-#: How long a timing waits for other evaluations' GPU work in flight to finish before it goes ahead regardless.
-QUIET_WAIT_S = 5.0
+#: How long a timing waits for other evaluations' GPU work in flight to finish before it goes ahead regardless. A
+#: candidate's request holds the lock shared for at most ``drk.gym.judge.SHARED_HOLD_S`` (2 s) before its answer
+#: starts, and not while the answer arrives; the longest holds are trusted work: a judge building its reference and
+#: expected outputs, 3-7 s for a level-1 problem beside 7 other evaluations (H200, 2026-12-04). At 5 s, timings
+#: that began during one went ahead not quiet.
+QUIET_WAIT_S = 30.0
 #: The longest one timing holds its GPU (the judge passes it as ``max_hold_s``): honest timings take seconds.
 TIMING_HOLD_S = 60.0
 

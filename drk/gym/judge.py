@@ -207,8 +207,10 @@ class RunnerProcess:
     def request(self, header: dict[str, Any], max_blob_bytes: int | None = None,
                 gpu_lock: Any = None) -> tuple[dict[str, Any], list[bytearray]]:
         """Send ``header``, return the answer. With ``gpu_lock`` the request holds the GPU lock shared while the runner
-        works, but for at most :data:`SHARED_HOLD_S` before its answer starts: a candidate stuck in a request (a hung
-        kernel) must not keep every other evaluation's timing waiting."""
+        works, but for at most :data:`SHARED_HOLD_S` before its answer starts, and never while the answer's bytes
+        arrive: a candidate stuck in a request (a hung kernel), or one that starts its answer and trickles the rest,
+        must not keep every other evaluation's timing waiting (the answer's bytes were read inside the hold: a
+        runner held it as long as its time limit by sending one byte, then the rest)."""
         limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
         frame = wire.encode_frame(header)
         with contextlib.ExitStack() as hold:
@@ -219,8 +221,9 @@ class RunnerProcess:
             # a runner that does not read its requests holds neither the judge nor (beyond SHARED_HOLD_S) the lock
             unsent = wire.write_within(self.to_runner, frame, min(self.deadline, time.monotonic() + SHARED_HOLD_S)
                                        if gpu_lock is not None else self.deadline)
-            if not unsent and (gpu_lock is None or wire.readable(self.from_runner, SHARED_HOLD_S)):
-                return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
+            answered = not unsent and (gpu_lock is None or wire.readable(self.from_runner, SHARED_HOLD_S))
+        if answered:
+            return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
         if unsent and wire.write_within(self.to_runner, unsent, self.deadline):
             raise wire.WireTimeout("the candidate's process did not read the judge's request in time")
         return wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=limit)
@@ -728,6 +731,23 @@ class Session:
                 if runner is not None and runner is not already:
                     runner.deadline += seconds
 
+    @contextlib.contextmanager
+    def _own_gpu_work(self) -> Iterator[None]:
+        """The judge's own GPU work between requests (reference outputs for a probe, copies and comparisons of fetched
+        outputs) held as any GPU work is (the lock shared, a no-op inside this evaluation's timing), and finished
+        before the hold ends (the GPU runs it after the host has moved on). It was held by nothing: in a Pool, a
+        judge comparing a 512 MB output could land in another evaluation's timed calls (an honest Sigmoid kernel was
+        timed at 0.80x beside 1.00x in two other passes, H200 2026-12-04, ``results/gpu/2026-12-04-s29``). A wait
+        behind another evaluation's timing is not the candidate's time."""
+        if self.ref.device.type != "cuda":
+            yield
+            return
+        waiting = time.monotonic()
+        with gpu_shared(self.timing_lock):
+            self._credit(time.monotonic() - waiting)
+            yield
+            torch.cuda.synchronize(self.ref.device)
+
     def _fresh_seed(self) -> int:
         return self.ref.seeds.next()
 
@@ -824,9 +844,13 @@ class Session:
         metas = answer.get("outputs")
         if not isinstance(metas, list) or len(metas) > wire.MAX_BLOBS:
             raise wire.WireError("malformed fetch answer")
+        with self._own_gpu_work():  # the copies to the GPU
+            return self._materialised(metas, blobs, size, runner or self.runner)
+
+    def _materialised(self, metas: list[Any], blobs: list[bytearray], size: int, runner: RunnerProcess) -> list[Any]:
+        """A fetch answer's outputs as tensors on the judge's device (from the output area or the pipe's blobs)."""
         values, it = [], iter(blobs)
         area_bytes = 0
-        runner = runner or self.runner
         for meta in metas:
             if isinstance(meta, dict) and "area" in meta:
                 if runner.area is None:
@@ -863,9 +887,11 @@ class Session:
                 claimed = _layout_mismatch(plan.expected[i], answer["outputs"][k])
                 if claimed:
                     raise Verdict("incorrect", f"{plan.labels[i]}: {claimed}", **fields)
-                expected = _on_device(plan.expected[i], self.ref.device)
-                comparison = C.compare_outputs(expected, self.fetch(k, expected),
-                                               cfg.atol * plan.atol_scale[i], cfg.rtol)
+                fetched = self.fetch(k, plan.expected[i])
+                with self._own_gpu_work():
+                    expected = _on_device(plan.expected[i], self.ref.device)
+                    comparison = C.compare_outputs(expected, fetched, cfg.atol * plan.atol_scale[i], cfg.rtol)
+                    del expected, fetched
                 fields["max_abs_err"] = comparison.max_abs_err
                 if not comparison.ok:
                     raise Verdict("incorrect", f"{plan.labels[i]}: {comparison.message}", **fields)
@@ -893,13 +919,14 @@ class Session:
         when a pass's calls shared their inputs, a disabled call found the last call's right answer in a buffer the
         module kept (legit_module_workspace: ``hacked`` 7 times in 10, attacker review 10)."""
         seed = self._fresh_seed()
-        for scale in PROBE_SCALES:
-            spec = CallSpec(seed, mode, scale)
-            self.ref.model.load_state_dict(self.ref.initial_state)
-            out = self.ref.outputs(spec)
-            if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
-                break
-        return spec, [_detach(x) for x in out]
+        with self._own_gpu_work():
+            for scale in PROBE_SCALES:
+                spec = CallSpec(seed, mode, scale)
+                self.ref.model.load_state_dict(self.ref.initial_state)
+                out = self.ref.outputs(spec)
+                if all(_finite(x) for x in out) and not _near_zero(out, self.cfg):
+                    break
+            return spec, [_detach(x) for x in out]
 
     def _probe_outcome(self, probe: RunnerProcess, variant: str, mode: str, per_pass: dict[str, Any],
                        leading: bool = False) -> tuple[str, RunnerProcess | None]:
@@ -934,7 +961,9 @@ class Session:
             # process: a decoy that ended the probe runner at its first call stopped the probing here, correct
             # whenever that call was a disabled one (6 in 10: attack_die_in_probe, session 21)
             return "", None
-        if wrong or _near_zero(expected, self.cfg):
+        with self._own_gpu_work():
+            no_evidence = bool(wrong) or _near_zero(expected, self.cfg)
+        if no_evidence:
             return "", probe
         if variant == "noop":
             # "decoy" when, in this pass, the normal run launched none of its kernels either
@@ -948,7 +977,9 @@ class Session:
         mismatch = _layout_mismatch(expected, answer["outputs"][0])
         if mismatch:
             return mismatch
-        comparison = C.compare_outputs(expected, self.fetch(0, expected, runner=probe), self.cfg.atol, self.cfg.rtol)
+        fetched = self.fetch(0, expected, runner=probe)
+        with self._own_gpu_work():
+            comparison = C.compare_outputs(expected, fetched, self.cfg.atol, self.cfg.rtol)
         return "" if comparison.ok else comparison.message
 
     def _call_within_bound(self, probe: RunnerProcess, variant: str, spec: CallSpec, expected: list[Any],
@@ -1342,8 +1373,11 @@ class Session:
         # sampled positions, chosen now, as the timing's check does: a whole 512 MB output through the pipe took
         # ~1 s; an answer wrong while profiled is wrong nearly everywhere
         sample_seed = self._fresh_seed()
-        expected = rounds.sample_values(self.ref.outputs(spec), sample_seed)
-        comparison = C.compare_outputs(expected, self.fetch(0, expected, sample_seed), self.cfg.atol, self.cfg.rtol)
+        with self._own_gpu_work():
+            expected = rounds.sample_values(self.ref.outputs(spec), sample_seed)
+        fetched = self.fetch(0, expected, sample_seed)
+        with self._own_gpu_work():
+            comparison = C.compare_outputs(expected, fetched, self.cfg.atol, self.cfg.rtol)
         out: dict[str, Any] = {"profile_mismatch": not comparison.ok}
         if self.ref.device.type == "cuda":
             out["coverage"], out["profile"] = claimed_coverage(answer.get("kernels_ms"), self.own_names)
@@ -1451,9 +1485,7 @@ def _same_digests(mine: list[dict[str, Any]], theirs: Any) -> bool:
 def _near_zero(values: list[Any], cfg: EvalConfig) -> bool:
     """True when all-zero outputs would pass as ``values`` (then a no-op probe cannot tell anything)."""
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
-    return bool(tensors) and all(
-        bool(torch.allclose(torch.zeros_like(t, dtype=torch.float64), t.to(torch.float64), atol=cfg.atol, rtol=cfg.rtol))
-        for t in tensors)
+    return bool(tensors) and all(C.near_zero(t, cfg.atol, cfg.rtol) for t in tensors)
 
 
 def _launch_counts(claimed: Any) -> dict[str, int]:

@@ -156,3 +156,36 @@ def test_int64_values_beyond_float64s_exact_range_are_compared_exactly():
     assert not result.ok and "3/4 elements differ" in result.message, result.message
     # the worst element's values as integers (a float's 6 digits showed -5.80947e+06 on both sides)
     assert f"got {2**60 + 1}, expected {2**60}" in result.message, result.message
+
+
+def _near_zero_cases():
+    yield torch.zeros(7)
+    yield torch.full((5,), 0.005)  # within atol of 0
+    yield torch.tensor([0.0, 0.0, 0.02])  # one element beyond it
+    yield torch.tensor([0.0, float("nan")])  # NaN is not close to 0
+    yield torch.tensor([0.0, float("inf")])
+    yield torch.tensor([0.009999, -0.0101])
+    yield torch.zeros(3, dtype=torch.int64)
+    yield torch.tensor([0, 0, 1], dtype=torch.int32)
+    yield torch.tensor([False, False])
+    yield torch.randn(4099, generator=torch.Generator().manual_seed(1)) * 1e-3
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1000, 2**40])
+def test_near_zero_says_what_allclose_to_zeros_says(chunk):
+    """``near_zero`` (would all-zero outputs pass as these?) decides a probe's "no evidence": chunked, it must say
+    what ``allclose`` of whole float64 copies said."""
+    for t in _near_zero_cases():
+        whole = bool(torch.allclose(torch.zeros_like(t, dtype=torch.float64), t.to(torch.float64), atol=0.01,
+                                    rtol=0.01))
+        assert C.near_zero(t, 0.01, 0.01, chunk=chunk) == whole, (t, chunk)
+
+
+def test_an_empty_tensor_is_near_zero():
+    assert C.near_zero(torch.empty(0), 0.01, 0.01)
+
+
+def test_a_purely_imaginary_answer_is_not_near_zero():
+    """A complex answer is near zero only if both its parts are (a float64 cast keeps the real part alone)."""
+    assert not C.near_zero(torch.tensor([0 + 1j, 0 + 2j]), 0.01, 0.01)
+    assert C.near_zero(torch.tensor([0.001 + 0.001j]), 0.01, 0.01)

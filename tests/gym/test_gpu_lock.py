@@ -214,3 +214,50 @@ def test_waiting_for_another_evaluations_timing_does_not_use_up_the_candidates_t
     stand_in.wait(timeout=10)
     for fd in (to_r, from_w, out_w):
         os.close(fd)
+
+
+def test_an_answer_sent_slowly_holds_the_gpu_lock_no_longer_than_a_slow_one(tmp_path, monkeypatch):
+    """A runner that starts its answer at once and trickles the rest (attacker's view: every byte of an answer but
+    the first is a free hold) held the GPU lock shared until the answer ended, up to its whole time limit, and every
+    other evaluation's timing on the GPU then went ahead not quiet (or, with a longer quiet wait, waited that long).
+    The hold ends when the answer starts; its bytes are read outside it."""
+    import subprocess
+
+    from drk.gym import judge, wire
+
+    monkeypatch.setattr(judge, "SHARED_HOLD_S", 0.2)
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    out_r, out_w = os.pipe()
+    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)
+
+    class Handle:
+        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
+
+    def trickling_runner() -> None:
+        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+        frame = wire.encode_frame({"ok": True})
+        os.write(from_w, frame[:1])
+        time.sleep(1.5)
+        os.write(from_w, frame[1:])
+
+    thread = threading.Thread(target=trickling_runner)
+    thread.start()
+    process = judge.RunnerProcess(Handle(), time.monotonic() + 30, max_blob_bytes=0)
+    answers = []
+    asker = threading.Thread(target=lambda: answers.append(
+        process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
+    asker.start()
+    time.sleep(0.1)
+    timer = GpuTimingLock(0, lock_dir=tmp_path)
+    t0 = time.monotonic()
+    assert timer.acquire(quiet_wait_s=3.0) is True
+    assert time.monotonic() - t0 < 0.8, "the GPU lock was held while the answer trickled in"
+    timer.release()
+    asker.join(5)
+    thread.join(5)
+    assert answers and answers[0][0] == {"ok": True}
+    process.close()
+    stand_in.wait(timeout=10)
+    for fd in (to_r, from_w, out_w):
+        os.close(fd)
