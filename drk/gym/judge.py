@@ -352,9 +352,10 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             probe_runner = RunnerProcess(probe_handle, deadline, max_blob_bytes=cfg.max_output_bytes)
         reporter.stage("reference")
         try:
-            with gpu_shared(timing_lock if device.type == "cuda" else None):  # never inside another's timing
+            lock = timing_lock if device.type == "cuda" else None
+            with held_gpu_work(lock, device):  # never inside another's timing
                 ref = build_reference(payload, cfg, device)
-                plan = plan_correctness(ref, cfg)
+            plan = plan_correctness(ref, cfg, hold=lambda: held_gpu_work(lock, device))
         except Exception as exc:  # noqa: BLE001 - the problem's own failure, never the candidate's
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
         session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner,
@@ -475,8 +476,23 @@ def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[fl
     return drawn
 
 
-def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
+@contextlib.contextmanager
+def held_gpu_work(lock: Any, device: torch.device) -> Iterator[None]:
+    """The judge's own GPU work: the GPU lock held shared (never inside another evaluation's timing; a no-op inside
+    this evaluation's own), and the work finished before the hold ends (the GPU runs it after the host moves on)."""
+    with gpu_shared(lock):
+        yield
+        if lock is not None and device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+
+def plan_correctness(ref: Reference, cfg: EvalConfig,
+                     hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext) -> Planned:
     """The correctness calls and their reference outputs, all computed before the candidate process exists.
+
+    ``hold()`` is entered around each call's work (the judge passes :func:`held_gpu_work`): one hold over the whole
+    plan lasted 3-7 s for a level-1 problem in a Pool of 8 (H200, 2026-12-04), longer than other evaluations'
+    timings waited for the GPU to go quiet.
 
     Seeded trials alternate eval/no-grad and train/grad passes; hidden sets perturb the float inputs (scaled up and
     down, sign-flipped, shifted) so that constant or partial outputs fail, each perturbation in both passes (with
@@ -506,50 +522,51 @@ def plan_correctness(ref: Reference, cfg: EvalConfig) -> Planned:
     eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
     cpu_twin: list[Any] = []  # one CPU copy of the reference for every integer check (_with_integers_perturbed)
     for spec, label in zip(specs, labels):
-        if spec.scale != 1.0 or spec.shift != 0.0:
-            spec, inputs = _with_integers_perturbed(ref, spec, cpu_twin)
-            label = label.replace(", refreshed", ", integer inputs too, refreshed") if spec.ints else label
-        else:
-            inputs = ref.inputs(spec)
-        digests = rounds.digest_values(inputs, ref.digest_seed)
-        # eval passes: how far the reference itself moves when its inputs are rounded as a TF32 kernel rounds them
-        # (the seeded trials' largest is the baseline cfg.atol was chosen for; a max over elements is noisy, so
-        # over several trials), asked of a copy made before the call, so that a reference whose state changes in
-        # a call (a buffer, an attribute) is called exactly as often as the candidate will be
-        twin = _twin(ref.model) if cfg.hidden_inputs and spec.mode == "eval" else None
-        expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
-        sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
-        del twin
-        hidden = spec.scale != 1.0 or spec.shift != 0.0
-        if hidden and spec.mode == "eval":
-            eval_sensitivity[(spec.scale, spec.shift)] = sensitivity
-        elif hidden:  # a train pass is not asked (dropout would make it noise): its perturbation's eval pass says
-            sensitivity = eval_sensitivity.get((spec.scale, spec.shift), 0.0)
-        if hidden and not all(_finite(x) for x in expected):
-            continue
-        magnitude = _magnitude(expected)
-        if not hidden:
-            base_magnitude = max(base_magnitude, magnitude)
-            base_sensitivity = max(base_sensitivity, sensitivity)
-        # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64
-        # outputs and x64 rounding errors), scale atol with it; where it makes the problem ill-conditioned (x8
-        # inputs of a softmax of a matmul: x64 logits, whose rounding errors pass through unshrunk), scale atol by
-        # how much more the reference itself moves under input rounding. Legitimate TF32 kernels failed the x8
-        # set of four bundled problems on an H200 by magnitude alone (2026-12-02); a constant or partial output
-        # still misses by far more.
-        scale = 1.0
-        if hidden:
-            by_magnitude = magnitude / base_magnitude if base_magnitude > 0 else 1.0
-            by_sensitivity = sensitivity / base_sensitivity if base_sensitivity > 0 else 1.0
-            scale = max(1.0, by_magnitude, by_sensitivity)
-            if by_sensitivity > by_magnitude and cfg.atol * scale >= magnitude:
-                continue  # so ill-conditioned that its tolerance spans the output: it could tell nothing apart
-        kept.specs.append(spec)
-        kept.labels.append(label)
-        # kept in host memory: eight big outputs per evaluation, eight evaluations per GPU, would not fit on it
-        kept.expected.append([_detach(x).cpu() if isinstance(x, torch.Tensor) else x for x in expected])
-        kept.input_digests.append(digests)
-        kept.atol_scale.append(scale)
+        with hold():  # each call's GPU work in a hold of its own (a CPU integer check included: bounded)
+            if spec.scale != 1.0 or spec.shift != 0.0:
+                spec, inputs = _with_integers_perturbed(ref, spec, cpu_twin)
+                label = label.replace(", refreshed", ", integer inputs too, refreshed") if spec.ints else label
+            else:
+                inputs = ref.inputs(spec)
+            digests = rounds.digest_values(inputs, ref.digest_seed)
+            # eval passes: how far the reference itself moves when its inputs are rounded as a TF32 kernel rounds them
+            # (the seeded trials' largest is the baseline cfg.atol was chosen for; a max over elements is noisy, so
+            # over several trials), asked of a copy made before the call, so that a reference whose state changes in
+            # a call (a buffer, an attribute) is called exactly as often as the candidate will be
+            twin = _twin(ref.model) if cfg.hidden_inputs and spec.mode == "eval" else None
+            expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
+            sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
+            del twin
+            hidden = spec.scale != 1.0 or spec.shift != 0.0
+            if hidden and spec.mode == "eval":
+                eval_sensitivity[(spec.scale, spec.shift)] = sensitivity
+            elif hidden:  # a train pass is not asked (dropout would make it noise): its perturbation's eval pass says
+                sensitivity = eval_sensitivity.get((spec.scale, spec.shift), 0.0)
+            if hidden and not all(_finite(x) for x in expected):
+                continue
+            magnitude = _magnitude(expected)
+            if not hidden:
+                base_magnitude = max(base_magnitude, magnitude)
+                base_sensitivity = max(base_sensitivity, sensitivity)
+            # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64
+            # outputs and x64 rounding errors), scale atol with it; where it makes the problem ill-conditioned (x8
+            # inputs of a softmax of a matmul: x64 logits, whose rounding errors pass through unshrunk), scale atol by
+            # how much more the reference itself moves under input rounding. Legitimate TF32 kernels failed the x8
+            # set of four bundled problems on an H200 by magnitude alone (2026-12-02); a constant or partial output
+            # still misses by far more.
+            scale = 1.0
+            if hidden:
+                by_magnitude = magnitude / base_magnitude if base_magnitude > 0 else 1.0
+                by_sensitivity = sensitivity / base_sensitivity if base_sensitivity > 0 else 1.0
+                scale = max(1.0, by_magnitude, by_sensitivity)
+                if by_sensitivity > by_magnitude and cfg.atol * scale >= magnitude:
+                    continue  # so ill-conditioned that its tolerance spans the output: it could tell nothing apart
+            kept.specs.append(spec)
+            kept.labels.append(label)
+            # kept in host memory: eight big outputs per evaluation, eight evaluations per GPU, would not fit on it
+            kept.expected.append([_detach(x).cpu() if isinstance(x, torch.Tensor) else x for x in expected])
+            kept.input_digests.append(digests)
+            kept.atol_scale.append(scale)
     return kept
 
 
@@ -743,10 +760,9 @@ class Session:
             yield
             return
         waiting = time.monotonic()
-        with gpu_shared(self.timing_lock):
+        with held_gpu_work(self.timing_lock, self.ref.device):
             self._credit(time.monotonic() - waiting)
             yield
-            torch.cuda.synchronize(self.ref.device)
 
     def _fresh_seed(self) -> int:
         return self.ref.seeds.next()
@@ -907,11 +923,13 @@ class Session:
         """The probe runner builds a fresh model for each call: its answers are the reference's from the state as
         built (a BatchNorm's running stats), and the reference's own state after the correctness passes must come
         back unchanged for the timing that follows."""
-        after_correctness = self.ref.state()
+        with self._own_gpu_work():
+            after_correctness = self.ref.state()
         try:
             yield
         finally:
-            self.ref.model.load_state_dict(after_correctness)
+            with self._own_gpu_work():
+                self.ref.model.load_state_dict(after_correctness)
 
     def probe_input(self, mode: str) -> tuple[CallSpec, list[Any]]:
         """Fresh inputs for one probe call, scaled until the answer is not ~0 (a no-op kernel's zeros must not pass

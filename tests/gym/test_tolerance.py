@@ -365,3 +365,22 @@ def test_the_integer_check_leaves_the_generator_as_the_inputs_left_it():
         spec = plan.specs[i]
         again = rounds.call_model(ref.model, ref.inputs(spec), spec.mode)  # inputs, then the call: a runner's order
         assert torch.equal(again[0], plan.expected[i][0]), plan.labels[i]
+
+
+def test_the_plan_holds_the_gpu_call_by_call():
+    """The reference's outputs are computed in one hold per call, not one for the whole plan: one hold lasted
+    3-7 s for a level-1 problem in a Pool of 8 (H200, 2026-12-04), and other evaluations' timings waited that long
+    or went ahead with the GPU busy."""
+    import contextlib
+
+    holds = []
+
+    @contextlib.contextmanager
+    def hold():
+        holds.append(1)
+        yield
+
+    ref = _reference(SOFTMAX_OF_MATMUL)
+    cfg = EvalConfig()
+    plan = plan_correctness(ref, cfg, hold=hold)
+    assert len(holds) >= len(plan.specs) > cfg.correctness_trials
