@@ -4,8 +4,8 @@
 
 A hidden set's atol grows with its output's magnitude and with the reference's own sensitivity to TF32 rounding of
 its inputs (``drk.gym.judge.plan_correctness``); a set so ill-conditioned that its tolerance spans its output is
-skipped. This prints both, so a change to that rule can be read against the whole suite: a problem with no hidden set
-left is checked on the distribution of ``get_inputs`` only.
+still called but tells nothing apart (skipping it would tell the candidate where the other sets are). This prints
+both, so a change to that rule can be read against the whole suite.
 
 It also prints what each set lets through: the largest uniform relative error (every float output scaled by
 ``1 - e``) that still passes the comparison, for the seeded trials (the largest over them) and for each hidden set.

@@ -57,6 +57,14 @@ class EvalConfig:
     #: Also check hidden input sets whose distribution differs from ``get_inputs`` (scaled, sign-flipped, shifted;
     #: integer inputs too where the reference accepts them changed: ``rounds.perturb_integers``).
     hidden_inputs: bool = True
+    #: Chance, per slot between a timing round's calls (warm-up included), that the judge inserts a call on one of
+    #: the hidden sets' input distributions, checked like every timed call and left out of both sides' timing
+    #: samples. A kernel exact in every correctness call and specialised to ``get_inputs()``' distribution after
+    #: them (it can count its calls) escaped the hidden sets (attacker review 21); now each call it answers with its
+    #: shortcut risks one. At 0.2, ~22 inserted calls per GPU evaluation (10 rounds of 10); a kernel that only one of
+    #: the three sets catches and that took its shortcut in the 50 calls a median needs escapes ~3 % of evaluations.
+    #: 0 switches them off (and with ``hidden_inputs=False`` there are none).
+    timing_hidden_rate: float = 0.2
     #: Timed calls per round (GPU): the judge bounds each round of the candidate's calls with its own clock.
     timing_round_calls: int = 10
     #: Rounds of the problem's reference that the candidate's runner runs through its own timing loop before the
@@ -120,6 +128,8 @@ class EvalConfig:
             raise ValueError("timing_round_calls must be >= 1 and the timing slacks and timing_flag_ms >= 0")
         if self.timing_burst_cycles < 0:
             raise ValueError(f"timing_burst_cycles must be >= 0, got {self.timing_burst_cycles}")
+        if not 0.0 <= self.timing_hidden_rate <= 1.0:
+            raise ValueError(f"timing_hidden_rate must be in [0, 1], got {self.timing_hidden_rate}")
         if self.l2_flush_mb < 0:
             raise ValueError(f"l2_flush_mb must be >= 0, got {self.l2_flush_mb}")
 

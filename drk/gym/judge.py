@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -449,8 +449,9 @@ def _where(runner: RunnerProcess, path: str, source: str) -> str:
 
 @dataclass
 class Planned:
-    """Correctness calls in two rounds: the seeded trials, then calls whose inputs are written into the first
-    round's input buffers (same addresses: pointer-keyed caches fail) — the hidden sets, or fresh trials."""
+    """Correctness calls in two rounds, seeded trials and hidden sets mixed in an order the judge draws
+    (:func:`correctness_order`): the first ``first_round`` calls in fresh buffers, the rest written into the first
+    round's input buffers (same addresses: pointer-keyed caches fail)."""
 
     specs: list[CallSpec]
     labels: list[str]
@@ -458,6 +459,13 @@ class Planned:
     input_digests: list[list[dict[str, Any]]]
     first_round: int = 0
     atol_scale: list[float] = field(default_factory=list)
+
+    def timed_hidden_sets(self) -> list[tuple[float, float, float]]:
+        """``(scale, shift, atol scale)`` of each hidden set kept in its eval pass: what :func:`with_hidden_calls`
+        inserts into timing rounds (floats only: integers perturbed were checked against the reference on the
+        plan's own values, which a timed call's fresh seed does not have)."""
+        return [(spec.scale, spec.shift, scale) for spec, scale in zip(self.specs, self.atol_scale)
+                if _is_hidden(spec) and spec.mode == "eval"]
 
 
 def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[float, float]]]:
@@ -474,6 +482,61 @@ def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[fl
         shift = round(draw.uniform(shift_low, shift_high), 3)
         drawn.append((round(scale, 3), shift, (draw.random(), draw.random())))
     return drawn
+
+
+def _is_hidden(spec: CallSpec) -> bool:
+    return spec.scale != 1.0 or spec.shift != 0.0
+
+
+def correctness_order(hidden: Sequence[bool], draw: random.Random) -> tuple[list[int], int]:
+    """The order of the correctness calls (indices into ``hidden``, which says which are hidden sets) and how many
+    of them make the first round, drawn from the evaluation's secret stream (``draw``).
+
+    The hidden sets are mixed with the seeded trials, and each round has some when there are two or more: when they
+    always came last, in the second round, a module that counted its calls (exact on calls 6-11 only) or remembered
+    the first round's buffers ran a kernel specialised to ``get_inputs()``' distribution everywhere else, and was
+    ``correct`` (attacker review 21). Both rounds have a call: the second refills the first's input buffers, where a
+    cache keyed on pointers answers stale outputs."""
+    order = list(range(len(hidden)))
+    draw.shuffle(order)
+    both_have_hidden = [k for k in range(1, len(order))
+                        if any(hidden[i] for i in order[:k]) and any(hidden[i] for i in order[k:])]
+    return order, draw.choice(both_have_hidden or list(range(1, len(order))))
+
+
+def with_hidden_calls(specs: list[CallSpec], sets: Sequence[tuple[float, float, float]], rate: float,
+                      draw: random.Random, seed: Callable[[], int]) -> tuple[list[CallSpec], list[float]]:
+    """A timing round's calls with hidden-set calls inserted, and each call's atol scale (1 for the round's own).
+
+    Before each call and after the last, with chance ``rate``, a call on one of ``sets`` (``(scale, shift, atol
+    scale)``, :meth:`Planned.timed_hidden_sets`) drawn from ``draw``, in eval mode, with inputs from ``seed()``: a
+    kernel exact in every correctness call, then specialised to ``get_inputs()``' distribution, cannot tell which
+    timed calls are safe to answer with its shortcut (attacker review 21)."""
+    out: list[CallSpec] = []
+    scales: list[float] = []
+    for k in range(len(specs) + 1):
+        if sets and draw.random() < rate:
+            scale, shift, atol_scale = draw.choice(list(sets))
+            out.append(CallSpec(seed(), "eval", scale, shift))
+            scales.append(atol_scale)
+        if k < len(specs):
+            out.append(specs[k])
+            scales.append(1.0)
+    return out, scales
+
+
+def _buffers(model: Any) -> dict[str, torch.Tensor]:
+    if not isinstance(model, torch.nn.Module):
+        return {}
+    return {name: b.detach().clone() for name, b in model.named_buffers()}
+
+
+def _restore_buffers(model: Any, saved: dict[str, torch.Tensor] | None) -> None:
+    if saved and isinstance(model, torch.nn.Module):
+        with torch.no_grad():
+            for name, b in model.named_buffers():
+                if name in saved and saved[name].shape == b.shape:
+                    b.copy_(saved[name])
 
 
 @contextlib.contextmanager
@@ -499,33 +562,32 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
     the eval pass's only, a kernel that clamped its inputs when ``self.training`` was ``correct``: attacker review
     16); a hidden set whose reference output is not finite (a log of negatives, say) is skipped.
     """
-    specs, labels = [], []
+    calls: list[tuple[CallSpec, str]] = []
     # every input seed comes from the judge's secret stream: a candidate that knew them (cfg.seed is public) could
     # answer exactly the checked inputs right
     for i in range(cfg.correctness_trials):
         mode = "eval" if i % 2 == 0 else "train"
-        specs.append(CallSpec(ref.seeds.next(), mode))
-        labels.append(f"trial {i + 1} ({mode} pass)")
-    first_round = len(specs)
+        calls.append((CallSpec(ref.seeds.next(), mode), f"trial {i + 1} ({mode} pass)"))
     if cfg.hidden_inputs:
         for j, (scale, shift, int_draw) in enumerate(hidden_perturbations(ref.seeds)):
-            for mode in ("eval", "train"):  # the eval pass first: the train pass takes its sensitivity (below)
-                specs.append(CallSpec(ref.seeds.next(), mode, scale, shift, int_draw=int_draw))
-                labels.append(f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g}, "
-                              "refreshed in place)")
+            for mode in ("eval", "train"):
+                calls.append((CallSpec(ref.seeds.next(), mode, scale, shift, int_draw=int_draw),
+                              f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g})"))
     else:
-        for j, mode in enumerate(("eval", "train")):
-            specs.append(CallSpec(ref.seeds.next(), mode))
-            labels.append(f"trial {first_round + j + 1} ({mode} pass, inputs refreshed in place)")
-    kept = Planned([], [], [], [], first_round)
-    base_magnitude = base_sensitivity = 0.0
+        for mode in ("eval", "train"):
+            calls.append((CallSpec(ref.seeds.next(), mode), f"trial {len(calls) + 1} ({mode} pass)"))
+    order, first_round = correctness_order([_is_hidden(spec) for spec, _ in calls], random.Random(ref.seeds.next()))
+    kept = Planned([], [], [], [], 0)
+    drawn: list[tuple[float, float, bool]] = []  # per kept call: magnitude, sensitivity, hidden
     eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
     cpu_twin: list[Any] = []  # one CPU copy of the reference for every integer check (_with_integers_perturbed)
-    for spec, label in zip(specs, labels):
+    for position, index in enumerate(order):
+        spec, label = calls[index]
+        hidden = _is_hidden(spec)
         with hold():  # each call's GPU work in a hold of its own (a CPU integer check included: bounded)
-            if spec.scale != 1.0 or spec.shift != 0.0:
+            if hidden:
                 spec, inputs = _with_integers_perturbed(ref, spec, cpu_twin)
-                label = label.replace(", refreshed", ", integer inputs too, refreshed") if spec.ints else label
+                label = label[:-1] + ", integer inputs too)" if spec.ints else label
             else:
                 inputs = ref.inputs(spec)
             digests = rounds.digest_values(inputs, ref.digest_seed)
@@ -534,39 +596,46 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
             # over several trials), asked of a copy made before the call, so that a reference whose state changes in
             # a call (a buffer, an attribute) is called exactly as often as the candidate will be
             twin = _twin(ref.model) if cfg.hidden_inputs and spec.mode == "eval" else None
+            # a hidden set the candidate is never called with (below) must leave the reference's buffers (running
+            # statistics) as they were; a Python attribute the call changed stays changed (no bundled problem has one)
+            buffers = _buffers(ref.model) if hidden else None
             expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
             sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
             del twin
-            hidden = spec.scale != 1.0 or spec.shift != 0.0
             if hidden and spec.mode == "eval":
                 eval_sensitivity[(spec.scale, spec.shift)] = sensitivity
-            elif hidden:  # a train pass is not asked (dropout would make it noise): its perturbation's eval pass says
-                sensitivity = eval_sensitivity.get((spec.scale, spec.shift), 0.0)
             if hidden and not all(_finite(x) for x in expected):
+                _restore_buffers(ref.model, buffers)
                 continue
-            magnitude = _magnitude(expected)
-            if not hidden:
-                base_magnitude = max(base_magnitude, magnitude)
-                base_sensitivity = max(base_sensitivity, sensitivity)
-            # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64
-            # outputs and x64 rounding errors), scale atol with it; where it makes the problem ill-conditioned (x8
-            # inputs of a softmax of a matmul: x64 logits, whose rounding errors pass through unshrunk), scale atol by
-            # how much more the reference itself moves under input rounding. Legitimate TF32 kernels failed the x8
-            # set of four bundled problems on an H200 by magnitude alone (2026-12-02); a constant or partial output
-            # still misses by far more.
-            scale = 1.0
-            if hidden:
-                by_magnitude = magnitude / base_magnitude if base_magnitude > 0 else 1.0
-                by_sensitivity = sensitivity / base_sensitivity if base_sensitivity > 0 else 1.0
-                scale = max(1.0, by_magnitude, by_sensitivity)
-                if by_sensitivity > by_magnitude and cfg.atol * scale >= magnitude:
-                    continue  # so ill-conditioned that its tolerance spans the output: it could tell nothing apart
+            del buffers
+            if position >= first_round:
+                label = label[:-1] + (", refreshed in place)" if hidden else ", inputs refreshed in place)")
+            else:
+                kept.first_round += 1
             kept.specs.append(spec)
             kept.labels.append(label)
             # kept in host memory: eight big outputs per evaluation, eight evaluations per GPU, would not fit on it
             kept.expected.append([_detach(x).cpu() if isinstance(x, torch.Tensor) else x for x in expected])
             kept.input_digests.append(digests)
-            kept.atol_scale.append(scale)
+            drawn.append((_magnitude(expected), sensitivity, hidden))
+    # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64 outputs
+    # and x64 rounding errors), scale atol with it; where it makes the problem ill-conditioned (x8 inputs of a
+    # softmax of a matmul: x64 logits, whose rounding errors pass through unshrunk), scale atol by how much more the
+    # reference itself moves under input rounding. Legitimate TF32 kernels failed the x8 set of four bundled problems
+    # on an H200 by magnitude alone (2026-12-02); a constant or partial output still misses by far more. The seeded
+    # trials are the baseline, wherever they fall among the calls. A set so ill-conditioned that its tolerance spans
+    # its output tells nothing apart, but is still called: skipping it would tell the candidate where the rest are.
+    base_magnitude = max((m for m, _, hidden in drawn if not hidden), default=0.0)
+    base_sensitivity = max((s for _, s, hidden in drawn if not hidden), default=0.0)
+    for spec, (magnitude, sensitivity, hidden) in zip(kept.specs, drawn):
+        if not hidden:
+            kept.atol_scale.append(1.0)
+            continue
+        if spec.mode == "train":  # not asked (dropout would make it noise): its perturbation's eval pass says
+            sensitivity = eval_sensitivity.get((spec.scale, spec.shift), 0.0)
+        by_magnitude = magnitude / base_magnitude if base_magnitude > 0 else 1.0
+        by_sensitivity = sensitivity / base_sensitivity if base_sensitivity > 0 else 1.0
+        kept.atol_scale.append(max(1.0, by_magnitude, by_sensitivity))
     return kept
 
 
@@ -1251,6 +1320,7 @@ class Session:
         gaps: list[float] = []
         overheads: list[float] = []  # the candidate's rounds' wall ms beyond its reported times
         starved_rounds = 0
+        hidden_sets = self.plan.timed_hidden_sets() if self.plan is not None else []
         with self._gpu_to_ourselves() as gpu:
             r = -1 if cuda else 0
             while r < n_rounds:  # round -1: warm-up (compiles, autotunes), not counted
@@ -1260,19 +1330,23 @@ class Session:
                     r += 1
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
-                pick = self.ref.seeds.below(count)  # the call checked element by element (secret until the round ends)
+                specs, atol_scales = with_hidden_calls(
+                    specs, hidden_sets, cfg.timing_hidden_rate, random.Random(self._fresh_seed()),
+                    (lambda: fixed_seed) if same_inputs else self._fresh_seed)
+                timed = [not _is_hidden(s) for s in specs]
+                pick = self.ref.seeds.below(len(specs))  # the call checked element by element (secret until the end)
                 first_ref = r % 2 == 0
                 ref_lates: list[float] = []
                 ref_flushes: list[float] = []
                 ref_starved: list[bool] = []
                 if first_ref:
-                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates,
-                                                                                    ref_flushes, burst, ref_starved)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(
+                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
                 cand, cand_wall = self.candidate_round(specs, lazy=True, burst_cycles=burst)
                 if not first_ref:
-                    ref_times, ref_wall, ref_digests, picked = self.reference_round(specs, pick, ref_lates,
-                                                                                    ref_flushes, burst, ref_starved)
-                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked)
+                    ref_times, ref_wall, ref_digests, picked = self.reference_round(
+                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
+                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, atol_scales[pick])
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
                     # for the rounds after it, on both sides alike (a candidate that claims it always only makes its
@@ -1282,13 +1356,13 @@ class Session:
                     self.burst = burst
                     if grown and r < 0:
                         continue
-                if r >= 0:
-                    samples["ref"].extend(ref_times)
-                    samples["cand"].extend(cand["times_ms"])
-                    lates["ref"].extend(ref_lates)
-                    lates["cand"].extend(cand["late_ms"])
-                    flushes["ref"].extend(ref_flushes)
-                    flushes["cand"].extend(cand["flush_ms"])
+                if r >= 0:  # the inserted hidden-set calls are checked, not timed: their inputs are not the problem's
+                    for side, values in (("ref", ref_times), ("cand", cand["times_ms"])):
+                        samples[side].extend(v for v, keep in zip(values, timed) if keep)
+                    for side, values in (("ref", ref_lates), ("cand", cand["late_ms"])):
+                        lates[side].extend(v for v, keep in zip(values, timed) if keep)
+                    for side, values in (("ref", ref_flushes), ("cand", cand["flush_ms"])):
+                        flushes[side].extend(v for v, keep in zip(values, timed) if keep)
                     # the sampled fetch counts as the candidate's time: work deferred from `go` to it shows here
                     cand_overhead = cand_wall + cand_fetch_ms - sum(cand["times_ms"])
                     gaps.append(cand_overhead - (ref_wall + ref_check_ms - sum(ref_times)))
@@ -1334,11 +1408,13 @@ class Session:
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None, burst_cycles: int = 0,
-                        starved: list[bool] | None = None) -> tuple[list[float], float, list[Any], list[Any]]:
+                        starved: list[bool] | None = None, atol_scales: Sequence[float] | None = None
+                        ) -> tuple[list[float], float, list[Any], list[Any]]:
         """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
         digests; a timed round's inputs are not digested on either side), so both sides' wall time beyond their call
         times is comparable (a burst round, ``burst_cycles``, as the runner's: digests read back after the round).
-        Keeps the digests of every call and the outputs of call ``pick`` only."""
+        Keeps the digests of every call (``atol_scales``: each call's, :func:`with_hidden_calls`) and the outputs of
+        call ``pick`` only."""
         model = self.ref.timed if self.ref.timed is not None else self.ref.model
         cfg, seed = self.cfg, self.ref.digest_seed
         picked: list[Any] = []
@@ -1347,7 +1423,7 @@ class Session:
         def keep(index: int, inputs: Any, outputs: list[Any]) -> Any:
             if index == pick:
                 picked.extend(outputs)
-            return start(outputs, seed, cfg.atol, cfg.rtol)
+            return start(outputs, seed, cfg.atol * (atol_scales[index] if atol_scales else 1.0), cfg.rtol)
 
         t0 = time.perf_counter()
         times, digests = rounds.run_round(model, rounds.LazyInputs(self.ref.module, specs, self.ref.device),
@@ -1360,7 +1436,7 @@ class Session:
         return times, wall, digests, picked
 
     def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int,
-                    picked: list[Any]) -> tuple[float, float]:
+                    picked: list[Any], atol_scale: float = 1.0) -> tuple[float, float]:
         """Every call's digests must agree with the reference's; call ``pick`` is compared element by element at
         positions chosen now that the round is over. Returns the wall ms of the judge's own sampling and of the
         runner's fetch (both count in the timing check)."""
@@ -1376,7 +1452,7 @@ class Session:
         t1 = time.perf_counter()
         fetched = self.fetch(pick, expected, sample_seed)
         t2 = time.perf_counter()
-        comparison = C.compare_outputs(expected, fetched, cfg.atol, cfg.rtol)
+        comparison = C.compare_outputs(expected, fetched, cfg.atol * atol_scale, cfg.rtol)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3
