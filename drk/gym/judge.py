@@ -752,6 +752,32 @@ def _detach(x: Any) -> Any:
     return x.detach().clone() if isinstance(x, torch.Tensor) else x
 
 
+
+@dataclass
+class TimingHold:
+    """A timing's exclusive hold of the GPU lock. The lock lets go after ``TIMING_HOLD_S`` (a candidate slow only
+    while timed must not keep every evaluation on its GPU waiting); :meth:`keep`, called before each side's round,
+    takes it again, behind the timings that waited meanwhile. Without it the rest of the timing, the judge's own
+    reference rounds included, ran holding nothing, inside other evaluations' timings, which reported themselves
+    quiet (attacker review 21 (2), shown on the lock's files)."""
+
+    lock: Any  # None: nothing to hold (CPU)
+    credit: Callable[[float], None]  # waits behind other evaluations' timings are not the candidate's time
+    quiet: bool | None = None
+    taken: int = 0  # how often the hold was taken (more than once: it expired)
+
+    def take(self) -> None:
+        waiting = time.monotonic()
+        quiet = self.lock.acquire(max_hold_s=TIMING_HOLD_S)
+        self.credit(time.monotonic() - waiting)
+        self.quiet = quiet if self.taken == 0 else False  # a timing cut in two is not quiet
+        self.taken += 1
+
+    def keep(self) -> None:
+        if self.lock is not None and not self.lock.held:
+            self.take()
+
+
 class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
@@ -1264,10 +1290,11 @@ class Session:
                   runner=runner)
         per_round = self._per_round()
         overheads = []
-        with self._gpu_to_ourselves():
+        with self._gpu_to_ourselves() as gpu:
             r = -1
             while r < cfg.calibration_rounds:  # round -1 warms up, as the timing's does
                 specs = [CallSpec(self._fresh_seed(), "eval") for _ in range(per_round)]
+                gpu.keep()
                 answer, wall = self.candidate_round(specs, variant=CALIBRATION, lazy=True, runner=runner,
                                                     burst_cycles=self.burst)
                 r += 1
@@ -1286,22 +1313,21 @@ class Session:
         return statistics.median(overheads)
 
     @contextlib.contextmanager
-    def _gpu_to_ourselves(self) -> Iterator[dict[str, bool | None]]:
-        """The GPU lock held exclusively (CUDA only; at most ``TIMING_HOLD_S``) around timed rounds. Yields a dict
-        whose ``quiet`` says, once the block ends, whether no other evaluation's GPU work ran in it (None on CPU)."""
+    def _gpu_to_ourselves(self) -> Iterator[TimingHold]:
+        """The GPU lock held exclusively (CUDA only; at most ``TIMING_HOLD_S`` at a time, :meth:`TimingHold.keep`
+        takes it again) around timed rounds. Yields the hold, whose ``quiet`` says, once the block ends, whether no
+        other evaluation's GPU work ran in it (None on CPU)."""
         lock = self.timing_lock if self.ref.device.type == "cuda" else None
-        state: dict[str, bool | None] = {"quiet": None}
+        hold = TimingHold(lock, self._credit)
         if lock is None:
-            yield state
+            yield hold
             return
-        waiting = time.monotonic()
-        state["quiet"] = lock.acquire(max_hold_s=TIMING_HOLD_S)
-        self._credit(time.monotonic() - waiting)  # behind other evaluations' timings: not the candidate's time
+        hold.take()
         try:
-            yield state
+            yield hold
         finally:
             lock.release()
-            state["quiet"] = state["quiet"] and not getattr(lock, "expired", False)  # past the hold limit: not quiet
+            hold.quiet = hold.quiet and not getattr(lock, "expired", False)  # past the hold limit: not quiet
 
     def measure(self) -> dict[str, Any]:
         cfg, ref = self.cfg, self.ref
@@ -1340,12 +1366,16 @@ class Session:
                 ref_flushes: list[float] = []
                 ref_starved: list[bool] = []
                 if first_ref:
+                    gpu.keep()
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(
                         specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
+                gpu.keep()
                 cand, cand_wall = self.candidate_round(specs, lazy=True, burst_cycles=burst)
                 if not first_ref:
+                    gpu.keep()
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(
                         specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
+                gpu.keep()  # the check's own sampling and the fetch
                 ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, atol_scales[pick])
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
@@ -1372,7 +1402,7 @@ class Session:
                     if not cuda and rounds.cpu_rounds_done(gaps, per_round, slack):
                         break  # CPU: more rounds only while their median is over the slack
                 r += 1
-        quiet = gpu["quiet"]
+        quiet = gpu.quiet
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
         samples["cand"], settle_excess = rounds.settled_times(samples["cand"], lates["cand"], lates["ref"])

@@ -261,3 +261,65 @@ def test_an_answer_sent_slowly_holds_the_gpu_lock_no_longer_than_a_slow_one(tmp_
     stand_in.wait(timeout=10)
     for fd in (to_r, from_w, out_w):
         os.close(fd)
+
+
+def test_a_timing_past_its_hold_takes_the_lock_again_before_its_next_round(tmp_path, monkeypatch):
+    """Attacker review 21 (2): a candidate slow in its warm-up round made its timing's exclusive hold expire
+    (``TIMING_HOLD_S``), and the judge went on with its reference rounds holding nothing, inside another
+    evaluation's timing, which reported itself quiet. Now every side's round first takes the lock again: the other
+    timing runs in between, no reference round overlaps it, and this timing says it was not quiet."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from drk.gym import EvalConfig, judge
+    from drk.gym.secret import SeedStream
+
+    monkeypatch.setattr(judge, "TIMING_HOLD_S", 0.3)
+    lock = GpuTimingLock(0, lock_dir=tmp_path)
+    session = object.__new__(judge.Session)
+    session.cfg = EvalConfig(timing_trials=30, timing_round_calls=5, warmup=5, timing_hidden_rate=0.0)
+    session.ref = SimpleNamespace(device=torch.device("cuda"), seeds=SeedStream(b"hold"))
+    session.runner = session.probe_runner = SimpleNamespace(deadline=time.monotonic() + 100)
+    session.timing_lock, session.plan, session.burst, session.output_bytes = lock, None, 0, 4
+    session.calibration, session.calibrated_burst = None, 0
+    reference_rounds: list[tuple[float, float, bool]] = []
+    other_hold: list[float] = []
+    other = GpuTimingLock(0, lock_dir=tmp_path)
+
+    def other_timing() -> None:  # another evaluation's timing, waiting at the turnstile meanwhile
+        other.acquire(quiet_wait_s=5.0)
+        start = time.monotonic()
+        time.sleep(0.2)
+        other_hold.extend([start, time.monotonic()])
+        other.release()
+
+    def reference_round(specs, pick, lates, flushes, burst, starved, scales):
+        start = time.monotonic()
+        held = lock.held
+        time.sleep(0.01)
+        reference_rounds.append((start, time.monotonic(), held))
+        lates.extend([0.0] * len(specs))
+        flushes.extend([0.0] * len(specs))
+        return [1.0] * len(specs), 10.0, [], []
+
+    candidate_rounds = []
+
+    def candidate_round(specs, lazy, burst_cycles):
+        candidate_rounds.append(lock.held)
+        if len(candidate_rounds) == 1:  # the warm-up: slow past the hold, with another timing waiting
+            threading.Thread(target=other_timing, daemon=True).start()
+            time.sleep(0.6)
+        n = len(specs)
+        return {"times_ms": [1.0] * n, "late_ms": [0.0] * n, "flush_ms": [0.0] * n}, 10.0
+
+    session.reference_round, session.candidate_round = reference_round, candidate_round
+    session.check_round = lambda *args: (0.0, 0.0)
+    result = session.measure()
+    assert len(reference_rounds) == 7 and all(held for _, _, held in reference_rounds)
+    assert all(candidate_rounds)
+    assert other_hold, "the other evaluation's timing never ran"
+    start, end = other_hold
+    assert not any(s < end and e > start for s, e, _ in reference_rounds), "a reference round ran in its timing"
+    assert result["timing_quiet"] is False
+    assert not lock.held

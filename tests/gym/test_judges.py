@@ -477,12 +477,14 @@ def test_the_judges_waits_for_the_gpu_lock_are_never_the_candidates_time():
         def release(self):
             pass
 
+        held = True
+
     session = object.__new__(Session)
     main, probe = SimpleNamespace(deadline=100.0), SimpleNamespace(deadline=200.0)
     session.runner, session.probe_runner = main, probe
     session.ref, session.timing_lock = SimpleNamespace(device=torch.device("cuda")), SlowLock()
     with session._gpu_to_ourselves() as state:
-        assert state["quiet"] is True
+        assert state.quiet is True
     assert main.deadline >= 100.3 and probe.deadline >= 200.3
     session._credit(5.0, already=probe)  # a probe request's own wait, already on the probe runner's clock
     assert main.deadline >= 105.3 and 200.3 <= probe.deadline < 201.0
