@@ -80,22 +80,29 @@ def problem():
     return example_problem("relu2")
 
 
-def _evaluate(problem, source, rate):
-    cfg = EvalConfig(timeout_s=60, timing_hidden_rate=rate)
-    return evaluate(problem, source, device="cpu", config=cfg)
+def _evaluate(problem, source, rate, device="cpu"):
+    cfg = EvalConfig(timeout_s=60 if device == "cpu" else 120, timing_hidden_rate=rate)
+    return evaluate(problem, source, device=device, config=cfg)
 
 
-def test_a_kernel_exact_while_checked_meets_hidden_sets_in_its_timed_calls(problem):
-    caught = _evaluate(problem, EXACT_WHILE_CHECKED, 1.0)
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_kernel_exact_while_checked_meets_hidden_sets_in_its_timed_calls(problem, device):
+    caught = _evaluate(problem, EXACT_WHILE_CHECKED, 1.0, device)
     assert caught.status == "incorrect", (caught.status, caught.feedback)
     assert "timed call" in caught.feedback
     # without them, the hidden sets' calls were all among the first 11 and it was correct
-    escaped = _evaluate(problem, EXACT_WHILE_CHECKED, 0.0)
+    escaped = _evaluate(problem, EXACT_WHILE_CHECKED, 0.0, device)
     assert escaped.status == "correct", (escaped.status, escaped.feedback)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("candidate", ["good", "legit_allow_tf32"])
-def test_honest_kernels_pass_a_hidden_call_in_every_timing_slot(problem, candidate):
-    result = _evaluate(problem, example_candidate(candidate), 1.0)
+def test_honest_kernels_pass_a_hidden_call_in_every_timing_slot(problem, candidate, device):
+    result = _evaluate(problem, example_candidate(candidate), 1.0, device)
     assert result.status == "correct", (result.status, result.feedback)
     assert not result.hack_reasons
+    if device == "cuda":  # the inserted calls are left out of the samples: a speedup as without them
+        assert result.speedup is not None and result.speedup > 1.2
