@@ -274,9 +274,9 @@ def test_timings_in_a_busy_pool_are_quiet_and_agree(relu2):
     evaluation's request or judge's own GPU work in flight: ``timing_quiet``) and their speedups agree. In a level-1
     pass an honest Sigmoid kernel was timed at 0.80x beside 1.00x in two other passes (H200, 2026-12-04): the
     judges' own comparisons held no lock, and a timing waited only 5 s for a reference being built."""
-    with Pool(device="cuda", workers=8) as pool:
-        # distinct sources: a batch evaluates identical pairs once
-        results = pool.map([(relu2, example_candidate("good") + f"\n# copy {i}\n") for i in range(8)], config=FAST)
+    pool = Pool(device="cuda", workers=8, progress=False)
+    # distinct sources: a batch evaluates identical pairs once
+    results = pool.map([(relu2, example_candidate("good") + f"\n# copy {i}\n") for i in range(8)], config=FAST)
     assert all(r.status == "correct" for r in results), [r.error for r in results]
     assert all(r.timing_quiet for r in results), [r.timing_quiet for r in results]
     speedups = [r.speedup for r in results]
