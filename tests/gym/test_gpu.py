@@ -271,12 +271,17 @@ def test_the_near_zero_check_holds_no_whole_float64_copy():
 
 def test_timings_in_a_busy_pool_are_quiet_and_agree(relu2):
     """Eight evaluations of one honest kernel side by side: every timing had the GPU to itself (no other
-    evaluation's request or judge's own GPU work in flight: ``timing_quiet``) and their speedups agree. In a level-1
-    pass an honest Sigmoid kernel was timed at 0.80x beside 1.00x in two other passes (H200, 2026-12-04): the
-    judges' own comparisons held no lock, and a timing waited only 5 s for a reference being built."""
+    evaluation's request or judge's own GPU work in flight: ``timing_quiet``) and, in burst rounds, their speedups
+    agree. In a level-1 pass an honest Sigmoid kernel was timed at 0.80x beside 1.00x in two other passes (H200,
+    2026-12-04): the judges' own comparisons held no lock, and a timing waited only 5 s for a reference being built.
+    In synced rounds (the default) the same eight spread 0.55-2.01x with every timing quiet: on a host this busy the
+    Triton launch's host latency outlasts the L2 flush and lands between the call's start and end events; burst
+    rounds queue the calls behind a busy-wait and gave 1.981-1.993x (``benchmarks/busy_pool_spread.py``, session
+    30, ``results/gpu/2026-12-04-s30``)."""
     pool = Pool(device="cuda", workers=8, progress=False)
     # distinct sources: a batch evaluates identical pairs once
-    results = pool.map([(relu2, example_candidate("good") + f"\n# copy {i}\n") for i in range(8)], config=FAST)
+    config = EvalConfig(**{**FAST.to_dict(), "timing_burst_cycles": 10_000_000})
+    results = pool.map([(relu2, example_candidate("good") + f"\n# copy {i}\n") for i in range(8)], config=config)
     assert all(r.status == "correct" for r in results), [r.error for r in results]
     assert all(r.timing_quiet for r in results), [r.timing_quiet for r in results]
     speedups = [r.speedup for r in results]
