@@ -1,5 +1,6 @@
 """The per-GPU timing lock serialises across processes and is freed when its holder dies."""
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -32,6 +33,35 @@ def _start_holder(lock: GpuTimingLock, seconds: float):
     holder.start()
     assert started.wait(60)
     return holder
+
+
+@contextlib.contextmanager
+def _fake_runner(serve, seconds_left: float = 30.0):
+    """A ``judge.RunnerProcess`` over pipes whose other end ``serve(requests_fd, answers_fd)`` plays the runner in a
+    thread (a ``sleep`` stands in for its process, whose group ``close()`` kills); everything closed after."""
+    import subprocess
+
+    from drk.gym import judge
+
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    out_r, out_w = os.pipe()
+    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)
+
+    class Handle:
+        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
+
+    thread = threading.Thread(target=serve, args=(to_r, from_w))
+    thread.start()
+    process = judge.RunnerProcess(Handle(), time.monotonic() + seconds_left, max_blob_bytes=0)
+    try:
+        yield process
+    finally:
+        thread.join(5)
+        process.close()
+        stand_in.wait(timeout=10)
+        for fd in (to_r, from_w, out_w):
+            os.close(fd)
 
 
 def test_second_process_waits_for_the_holder(tmp_path):
@@ -121,42 +151,25 @@ def test_a_slow_request_holds_the_gpu_lock_shared_only_for_a_while(tmp_path, mon
     from drk.gym import judge, wire
 
     monkeypatch.setattr(judge, "SHARED_HOLD_S", 0.2)
-    to_r, to_w = os.pipe()
-    from_r, from_w = os.pipe()
-    out_r, out_w = os.pipe()
 
-    import subprocess
-
-    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)  # close() kills the runner's group
-
-    class Handle:
-        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
-
-    def slow_runner() -> None:
-        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+    def slow_runner(requests: int, answers: int) -> None:
+        wire.recv_frame(requests, deadline=None, max_blob_bytes=0)
         time.sleep(1.0)
-        wire.send_frame(from_w, {"ok": True})
+        wire.send_frame(answers, {"ok": True})
 
-    thread = threading.Thread(target=slow_runner)
-    thread.start()
-    process = judge.RunnerProcess(Handle(), time.monotonic() + 30, max_blob_bytes=0)
-    answers = []
-    asker = threading.Thread(target=lambda: answers.append(
-        process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
-    asker.start()
-    time.sleep(0.05)
-    timer = GpuTimingLock(0, lock_dir=tmp_path)
-    t0 = time.monotonic()
-    assert timer.acquire(quiet_wait_s=3.0) is True  # quiet after ~0.2 s, not after the whole second
-    assert time.monotonic() - t0 < 0.8
-    timer.release()
-    asker.join(5)
-    thread.join(5)
+    with _fake_runner(slow_runner) as process:
+        answers = []
+        asker = threading.Thread(target=lambda: answers.append(
+            process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
+        asker.start()
+        time.sleep(0.05)
+        timer = GpuTimingLock(0, lock_dir=tmp_path)
+        t0 = time.monotonic()
+        assert timer.acquire(quiet_wait_s=3.0) is True  # quiet after ~0.2 s, not after the whole second
+        assert time.monotonic() - t0 < 0.8
+        timer.release()
+        asker.join(5)
     assert answers and answers[0][0] == {"ok": True}
-    process.close()
-    stand_in.wait(timeout=10)
-    for fd in (to_r, from_w, out_w):
-        os.close(fd)
 
 
 def test_a_timing_cannot_hold_the_gpu_past_its_limit(tmp_path):
@@ -185,35 +198,18 @@ def test_locks_pickle_without_their_state(tmp_path):
 def test_waiting_for_another_evaluations_timing_does_not_use_up_the_candidates_time(tmp_path):
     """A request that waits at the GPU lock behind another evaluation's timing gets that time added to its limit: an
     honest candidate must not be charged `timeout` for a neighbour's long timing."""
-    import subprocess
+    from drk.gym import wire
 
-    from drk.gym import judge, wire
+    def runner(requests: int, answers: int) -> None:
+        wire.recv_frame(requests, deadline=None, max_blob_bytes=0)
+        wire.send_frame(answers, {"ok": True})
 
-    to_r, to_w = os.pipe()
-    from_r, from_w = os.pipe()
-    out_r, out_w = os.pipe()
-    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)
-
-    class Handle:
-        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
-
-    def runner() -> None:
-        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
-        wire.send_frame(from_w, {"ok": True})
-
-    thread = threading.Thread(target=runner)
-    thread.start()
     neighbour = GpuTimingLock(0, lock_dir=tmp_path)
     assert neighbour.acquire(quiet_wait_s=1.0)
     threading.Thread(target=lambda: (time.sleep(0.8), neighbour.release())).start()
-    process = judge.RunnerProcess(Handle(), time.monotonic() + 0.4, max_blob_bytes=0)  # less than the wait
-    answer, _ = process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))
+    with _fake_runner(runner, seconds_left=0.4) as process:  # less than the wait
+        answer, _ = process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))
     assert answer == {"ok": True}
-    thread.join(5)
-    process.close()
-    stand_in.wait(timeout=10)
-    for fd in (to_r, from_w, out_w):
-        os.close(fd)
 
 
 def test_an_answer_sent_slowly_holds_the_gpu_lock_no_longer_than_a_slow_one(tmp_path, monkeypatch):
@@ -221,46 +217,30 @@ def test_an_answer_sent_slowly_holds_the_gpu_lock_no_longer_than_a_slow_one(tmp_
     the first is a free hold) held the GPU lock shared until the answer ended, up to its whole time limit, and every
     other evaluation's timing on the GPU then went ahead not quiet (or, with a longer quiet wait, waited that long).
     The hold ends when the answer starts; its bytes are read outside it."""
-    import subprocess
-
     from drk.gym import judge, wire
 
     monkeypatch.setattr(judge, "SHARED_HOLD_S", 0.2)
-    to_r, to_w = os.pipe()
-    from_r, from_w = os.pipe()
-    out_r, out_w = os.pipe()
-    stand_in = subprocess.Popen(["sleep", "30"], start_new_session=True)
 
-    class Handle:
-        pid, to_runner, from_runner, output = stand_in.pid, to_w, from_r, out_r
-
-    def trickling_runner() -> None:
-        wire.recv_frame(to_r, deadline=None, max_blob_bytes=0)
+    def trickling_runner(requests: int, answers: int) -> None:
+        wire.recv_frame(requests, deadline=None, max_blob_bytes=0)
         frame = wire.encode_frame({"ok": True})
-        os.write(from_w, frame[:1])
+        os.write(answers, frame[:1])
         time.sleep(1.5)
-        os.write(from_w, frame[1:])
+        os.write(answers, frame[1:])
 
-    thread = threading.Thread(target=trickling_runner)
-    thread.start()
-    process = judge.RunnerProcess(Handle(), time.monotonic() + 30, max_blob_bytes=0)
-    answers = []
-    asker = threading.Thread(target=lambda: answers.append(
-        process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
-    asker.start()
-    time.sleep(0.1)
-    timer = GpuTimingLock(0, lock_dir=tmp_path)
-    t0 = time.monotonic()
-    assert timer.acquire(quiet_wait_s=3.0) is True
-    assert time.monotonic() - t0 < 0.8, "the GPU lock was held while the answer trickled in"
-    timer.release()
-    asker.join(5)
-    thread.join(5)
+    with _fake_runner(trickling_runner) as process:
+        answers = []
+        asker = threading.Thread(target=lambda: answers.append(
+            process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
+        asker.start()
+        time.sleep(0.1)
+        timer = GpuTimingLock(0, lock_dir=tmp_path)
+        t0 = time.monotonic()
+        assert timer.acquire(quiet_wait_s=3.0) is True
+        assert time.monotonic() - t0 < 0.8, "the GPU lock was held while the answer trickled in"
+        timer.release()
+        asker.join(5)
     assert answers and answers[0][0] == {"ok": True}
-    process.close()
-    stand_in.wait(timeout=10)
-    for fd in (to_r, from_w, out_w):
-        os.close(fd)
 
 
 def test_a_timing_past_its_hold_takes_the_lock_again_before_its_next_round(tmp_path, monkeypatch):
