@@ -64,6 +64,23 @@ def _fake_runner(serve, seconds_left: float = 30.0):
             os.close(fd)
 
 
+def _a_timing_beside_a_request(process, tmp_path, after_s: float) -> tuple[list, float, bool]:
+    """Another evaluation's timing that starts ``after_s`` into a ``go`` request to ``process``: the request's
+    answers, how long the timing waited for the GPU, and whether it was quiet."""
+    answers: list = []
+    asker = threading.Thread(target=lambda: answers.append(
+        process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
+    asker.start()
+    time.sleep(after_s)
+    timer = GpuTimingLock(0, lock_dir=tmp_path)
+    t0 = time.monotonic()
+    quiet = timer.acquire(quiet_wait_s=3.0)
+    waited = time.monotonic() - t0
+    timer.release()
+    asker.join(5)
+    return answers, waited, quiet
+
+
 def test_second_process_waits_for_the_holder(tmp_path):
     lock = GpuTimingLock(0, lock_dir=tmp_path)
     holder = _start_holder(lock, 1.0)
@@ -158,17 +175,8 @@ def test_a_slow_request_holds_the_gpu_lock_shared_only_for_a_while(tmp_path, mon
         wire.send_frame(answers, {"ok": True})
 
     with _fake_runner(slow_runner) as process:
-        answers = []
-        asker = threading.Thread(target=lambda: answers.append(
-            process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
-        asker.start()
-        time.sleep(0.05)
-        timer = GpuTimingLock(0, lock_dir=tmp_path)
-        t0 = time.monotonic()
-        assert timer.acquire(quiet_wait_s=3.0) is True  # quiet after ~0.2 s, not after the whole second
-        assert time.monotonic() - t0 < 0.8
-        timer.release()
-        asker.join(5)
+        answers, waited, quiet = _a_timing_beside_a_request(process, tmp_path, after_s=0.05)
+    assert quiet and waited < 0.8  # quiet after ~0.2 s, not after the whole second
     assert answers and answers[0][0] == {"ok": True}
 
 
@@ -229,17 +237,8 @@ def test_an_answer_sent_slowly_holds_the_gpu_lock_no_longer_than_a_slow_one(tmp_
         os.write(answers, frame[1:])
 
     with _fake_runner(trickling_runner) as process:
-        answers = []
-        asker = threading.Thread(target=lambda: answers.append(
-            process.request({"op": "go"}, gpu_lock=GpuTimingLock(0, lock_dir=tmp_path))))
-        asker.start()
-        time.sleep(0.1)
-        timer = GpuTimingLock(0, lock_dir=tmp_path)
-        t0 = time.monotonic()
-        assert timer.acquire(quiet_wait_s=3.0) is True
-        assert time.monotonic() - t0 < 0.8, "the GPU lock was held while the answer trickled in"
-        timer.release()
-        asker.join(5)
+        answers, waited, quiet = _a_timing_beside_a_request(process, tmp_path, after_s=0.1)
+    assert quiet and waited < 0.8, "the GPU lock was held while the answer trickled in"
     assert answers and answers[0][0] == {"ok": True}
 
 
