@@ -460,11 +460,11 @@ class Planned:
     first_round: int = 0
     atol_scale: list[float] = field(default_factory=list)
 
-    def timed_hidden_sets(self) -> list[tuple[float, float, float]]:
-        """``(scale, shift, atol scale)`` of each hidden set kept in its eval pass: what :func:`with_hidden_calls`
-        inserts into timing rounds (floats only: integers perturbed were checked against the reference on the
-        plan's own values, which a timed call's fresh seed does not have)."""
-        return [(spec.scale, spec.shift, scale) for spec, scale in zip(self.specs, self.atol_scale)
+    def timed_hidden_sets(self) -> list[tuple[CallSpec, float]]:
+        """Each hidden set kept in its eval pass, with its atol scale: what timing rounds insert
+        (:func:`schedule_hidden_calls`). A set whose integers the reference accepted perturbed (``spec.ints``) has
+        each timed call's integers checked again on that call's own values."""
+        return [(spec, scale) for spec, scale in zip(self.specs, self.atol_scale)
                 if _is_hidden(spec) and spec.mode == "eval"]
 
 
@@ -504,21 +504,32 @@ def correctness_order(hidden: Sequence[bool], draw: random.Random) -> tuple[list
     return order, draw.choice(both_have_hidden or list(range(1, len(order))))
 
 
-def with_hidden_calls(specs: list[CallSpec], sets: Sequence[tuple[float, float, float]], rate: float,
-                      draw: random.Random, seed: Callable[[], int]) -> tuple[list[CallSpec], list[float]]:
-    """A timing round's calls with hidden-set calls inserted, and each call's atol scale (1 for the round's own).
+def schedule_hidden_calls(counts: Sequence[int], n_sets: int, rate: float,
+                          draw: random.Random) -> list[list[tuple[int, int]]]:
+    """Where hidden-set calls go in timing rounds of ``counts`` calls each: per round, ``(slot, set)`` pairs, slot
+    ``i`` before the round's call ``i`` (``count``: after its last), each slot taken with chance ``rate``, the set
+    drawn among ``n_sets``. Drawn before the timing, so that each call can be made (and its integers checked against
+    the reference, :func:`_with_integers_perturbed`) outside the GPU's exclusive hold: a kernel exact in every
+    correctness call and specialised to ``get_inputs()``' distribution after them cannot tell which timed calls are
+    safe to answer with its shortcut (attacker review 21)."""
+    if n_sets <= 0:
+        return [[] for _ in counts]
+    return [[(slot, draw.randrange(n_sets)) for slot in range(count + 1) if draw.random() < rate] for count in counts]
 
-    Before each call and after the last, with chance ``rate``, a call on one of ``sets`` (``(scale, shift, atol
-    scale)``, :meth:`Planned.timed_hidden_sets`) drawn from ``draw``, in eval mode, with inputs from ``seed()``: a
-    kernel exact in every correctness call, then specialised to ``get_inputs()``' distribution, cannot tell which
-    timed calls are safe to answer with its shortcut (attacker review 21)."""
+
+def insert_hidden_calls(specs: list[CallSpec], scheduled: Sequence[tuple[int, CallSpec, float]]
+                        ) -> tuple[list[CallSpec], list[float]]:
+    """``specs`` with the ``(slot, spec, atol scale)`` calls of :func:`schedule_hidden_calls` inserted, and each
+    call's atol scale (1 for the round's own calls)."""
+    before: dict[int, list[tuple[CallSpec, float]]] = {}
+    for slot, spec, scale in scheduled:
+        before.setdefault(slot, []).append((spec, scale))
     out: list[CallSpec] = []
     scales: list[float] = []
     for k in range(len(specs) + 1):
-        if sets and draw.random() < rate:
-            scale, shift, atol_scale = draw.choice(list(sets))
-            out.append(CallSpec(seed(), "eval", scale, shift))
-            scales.append(atol_scale)
+        for spec, scale in before.get(k, []):
+            out.append(spec)
+            scales.append(scale)
         if k < len(specs):
             out.append(specs[k])
             scales.append(1.0)
@@ -799,6 +810,7 @@ class Session:
         #: (rounds.grown_burst) by the calibration and the timing alike
         self.burst = cfg.timing_burst_cycles if ref.device.type == "cuda" else 0
         self.calibrated_burst = self.burst
+        self._cpu_twin: list[Any] = []  # a CPU copy of the reference, once a timed call's integers are checked
         self.own_names = set(payload["jit_function_names"])  # made by the caller with the probes' variants
         #: bytes of one call's outputs (sizes the timing rounds)
         self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
@@ -1329,6 +1341,31 @@ class Session:
             lock.release()
             hold.quiet = hold.quiet and not getattr(lock, "expired", False)  # past the hold limit: not quiet
 
+    def _hidden_timed_calls(self, counts: list[int], seed: Callable[[], int]
+                            ) -> list[list[tuple[int, CallSpec, float]]]:
+        """Per timing round (``counts`` calls each), the hidden-set calls to insert: ``(slot, spec, atol scale)``.
+        Made before the timing: a set whose integers the reference accepted perturbed has each call's integers
+        checked on that call's own values by a CPU copy of the reference (:func:`_with_integers_perturbed`; an index
+        out of range on a GPU is a device-side assert in the judge), which the exclusive hold must not wait for.
+        Without integers, an integer kernel exact in every correctness call and wrong beyond ``get_inputs()``' range
+        after them met no hidden set (attacker review 21)."""
+        sets = self.plan.timed_hidden_sets() if self.plan is not None else []
+        schedule = schedule_hidden_calls(counts, len(sets), self.cfg.timing_hidden_rate,
+                                         random.Random(self._fresh_seed()))
+        made: list[list[tuple[int, CallSpec, float]]] = []
+        for round_schedule in schedule:
+            calls = []
+            for slot, k in round_schedule:
+                template, scale = sets[k]
+                spec = CallSpec(seed(), "eval", template.scale, template.shift, int_draw=template.int_draw)
+                if template.ints:
+                    with self._own_gpu_work():
+                        spec, inputs = _with_integers_perturbed(self.ref, spec, self._cpu_twin)
+                        del inputs
+                calls.append((slot, spec, scale))
+            made.append(calls)
+        return made
+
     def measure(self) -> dict[str, Any]:
         cfg, ref = self.cfg, self.ref
         cuda = ref.device.type == "cuda"
@@ -1346,19 +1383,21 @@ class Session:
         gaps: list[float] = []
         overheads: list[float] = []  # the candidate's rounds' wall ms beyond its reported times
         starved_rounds = 0
-        hidden_sets = self.plan.timed_hidden_sets() if self.plan is not None else []
+        # a burst's warm-up is a whole round: it also says whether the busy-wait outlasts the queueing
+        warmup_count = per_round if burst else min(cfg.warmup, per_round)
+        hidden = self._hidden_timed_calls(([warmup_count] if cuda else []) + [per_round] * n_rounds,
+                                          (lambda: fixed_seed) if same_inputs else self._fresh_seed)
         with self._gpu_to_ourselves() as gpu:
             r = -1 if cuda else 0
             while r < n_rounds:  # round -1: warm-up (compiles, autotunes), not counted
-                # a burst's warm-up is a whole round: it also says whether the busy-wait outlasts the queueing
-                count = per_round if r >= 0 or burst else min(cfg.warmup, per_round)
+                count = per_round if r >= 0 else warmup_count
+                # the round's hidden-set calls (a round past the schedule, a starved burst warm-up run again: none)
+                scheduled = hidden.pop(0) if hidden else []
                 if count <= 0:
                     r += 1
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
-                specs, atol_scales = with_hidden_calls(
-                    specs, hidden_sets, cfg.timing_hidden_rate, random.Random(self._fresh_seed()),
-                    (lambda: fixed_seed) if same_inputs else self._fresh_seed)
+                specs, atol_scales = insert_hidden_calls(specs, scheduled)
                 timed = [not _is_hidden(s) for s in specs]
                 pick = self.ref.seeds.below(len(specs))  # the call checked element by element (secret until the end)
                 first_ref = r % 2 == 0

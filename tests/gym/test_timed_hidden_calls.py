@@ -12,7 +12,7 @@ import pytest
 
 from drk.examples import example_candidate, example_problem
 from drk.gym import EvalConfig, evaluate
-from drk.gym.judge import with_hidden_calls
+from drk.gym.judge import insert_hidden_calls, schedule_hidden_calls
 from drk.gym.rounds import CallSpec
 
 #: Exact in its first 11 calls (the correctness calls), then a shortcut that is right only on inputs drawn like
@@ -52,32 +52,58 @@ class ModelNew(nn.Module):
 
 def test_hidden_calls_are_inserted_at_drawn_slots_with_their_sets_tolerance():
     specs = [CallSpec(i) for i in range(10)]
-    sets = [(4.0, 0.0, 4.5), (-0.5, 0.0, 1.0), (0.3, 1.5, 1.2)]
-    seeds = iter(range(1000, 100000))
-    same, scales = with_hidden_calls(specs, sets, 0.0, random.Random(0), lambda: next(seeds))
-    assert same == specs and scales == [1.0] * 10
-    none, _ = with_hidden_calls(specs, [], 1.0, random.Random(0), lambda: next(seeds))
-    assert none == specs  # no kept hidden set (hidden_inputs off, or all skipped): nothing to insert
-    everywhere, scales = with_hidden_calls(specs, sets, 1.0, random.Random(0), lambda: next(seeds))
-    assert len(everywhere) == 21 and everywhere[1::2] == specs  # before every call and after the last
-    for spec, scale in zip(everywhere[::2], scales[::2]):
-        assert (spec.scale, spec.shift, scale) in sets and spec.mode == "eval" and spec.seed >= 1000
-        assert not spec.ints  # integers perturbed were checked on the plan's values only
-    assert len({s.seed for s in everywhere[::2]}) == 11  # fresh inputs each
-    # at the default rate: ~2 per round of 10, at slots that vary from round to round
-    counts, slots = [], set()
-    for r in range(400):
-        calls, _ = with_hidden_calls(specs, sets, EvalConfig().timing_hidden_rate, random.Random(r),
-                                     lambda: next(seeds))
-        hidden = [k for k, c in enumerate(calls) if c.seed >= 1000]
-        counts.append(len(hidden))
-        slots.add(tuple(hidden))
-    assert 1.8 < sum(counts) / len(counts) < 2.6 and len(slots) > 150
+    assert schedule_hidden_calls([10, 10], 3, 0.0, random.Random(0)) == [[], []]
+    assert schedule_hidden_calls([10], 0, 1.0, random.Random(0)) == [[]]  # no kept hidden set: nothing to insert
+    everywhere = schedule_hidden_calls([10], 3, 1.0, random.Random(0))[0]
+    assert [slot for slot, _ in everywhere] == list(range(11))  # before every call and after the last
+    assert {k for _, k in everywhere} == {0, 1, 2}
+    hidden = [(slot, CallSpec(1000 + slot, "eval", 4.0, 0.5), 4.5) for slot, _ in everywhere]
+    calls, scales = insert_hidden_calls(specs, hidden)
+    assert len(calls) == 21 and calls[1::2] == specs and calls[::2] == [spec for _, spec, _ in hidden]
+    assert scales[::2] == [4.5] * 11 and scales[1::2] == [1.0] * 10
+    # at the default rate: ~2 per round of 10, at slots and of sets that vary from round to round
+    rounds = schedule_hidden_calls([10] * 400, 3, EvalConfig().timing_hidden_rate, random.Random(1))
+    counts = [len(r) for r in rounds]
+    assert 1.8 < sum(counts) / len(counts) < 2.6 and len({tuple(r) for r in rounds}) > 150
+    assert all(0 <= slot <= 10 and 0 <= k < 3 for r in rounds for slot, k in r)
 
 
 @pytest.fixture(scope="module")
 def problem():
     return example_problem("relu2")
+
+
+#: int_ops' affine map right only inside get_inputs()' range (-1000..999; attack_int_range's shortcut), exact in its
+#: first 11 calls: the timed calls' hidden sets must perturb integers too, where the reference accepts them.
+INT_EXACT_WHILE_CHECKED = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def affine(x_ptr, y_ptr, n, IN_RANGE_ONLY: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = x * 3 + 1
+    if IN_RANGE_ONLY:
+        y = tl.where((x >= -1000) & (x < 1000), y, 0)
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+_CALLS = [0]
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        _CALLS[0] += 1
+        y = torch.empty_like(x)
+        n = x.numel()
+        affine[(triton.cdiv(n, 1024),)](x, y, n, IN_RANGE_ONLY=_CALLS[0] > 11, BLOCK=1024)
+        return y
+'''
 
 
 def _evaluate(problem, source, rate, device="cpu"):
@@ -99,6 +125,20 @@ def test_a_kernel_exact_while_checked_meets_hidden_sets_in_its_timed_calls(probl
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_an_integer_kernel_exact_while_checked_meets_perturbed_integers_in_its_timed_calls(device):
+    """The timed calls' hidden sets perturb integers where the reference accepts them, each call's integers
+    checked on its own values by a CPU copy of the reference."""
+    int_ops = example_problem("int_ops")
+    caught = _evaluate(int_ops, INT_EXACT_WHILE_CHECKED, 1.0, device)
+    assert caught.status == "incorrect", (caught.status, caught.feedback)
+    assert "timed call" in caught.feedback
+    escaped = _evaluate(int_ops, INT_EXACT_WHILE_CHECKED, 0.0, device)
+    assert escaped.status == "correct", (escaped.status, escaped.feedback)
+    honest = _evaluate(int_ops, example_candidate("good", "int_ops"), 1.0, device)
+    assert honest.status == "correct" and not honest.hack_reasons, (honest.status, honest.feedback)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("candidate", ["good", "legit_allow_tf32"])
 def test_honest_kernels_pass_a_hidden_call_in_every_timing_slot(problem, candidate, device):
     result = _evaluate(problem, example_candidate(candidate), 1.0, device)
@@ -106,3 +146,43 @@ def test_honest_kernels_pass_a_hidden_call_in_every_timing_slot(problem, candida
     assert not result.hack_reasons
     if device == "cuda":  # the inserted calls are left out of the samples: a speedup as without them
         assert result.speedup is not None and result.speedup > 1.2
+
+
+EMBEDDING = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(50, 8)
+    def forward(self, index, weight):
+        return self.table(index) * weight
+def get_inputs():
+    return [torch.randint(0, 50, (32,)), torch.randn(32, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def _timed_calls(source: str) -> tuple[list, object]:
+    """The hidden-set calls a timing of ``source``'s reference would insert, a call in every slot of two rounds."""
+    from drk.gym.judge import Session, cpu_reference, plan_correctness
+
+    ref = cpu_reference(source, b"timed")
+    session = object.__new__(Session)
+    session.ref, session.cfg, session._cpu_twin = ref, EvalConfig(timing_hidden_rate=1.0), []
+    session.plan = plan_correctness(ref, session.cfg)
+    seeds = iter(range(10**6, 2 * 10**6))
+    made = session._hidden_timed_calls([10, 10], lambda: next(seeds))
+    return [spec for calls in made for _, spec, _ in calls], ref
+
+
+def test_timed_calls_perturb_integers_only_where_the_reference_accepts_each_calls_values():
+    values, ref = _timed_calls(example_problem("int_ops").source)
+    assert len(values) == 22 and all(spec.ints for spec in values)
+    assert all(int(ref.inputs(spec)[0].abs().max()) > 1000 for spec in values)  # beyond get_inputs()' range
+    indices, ref = _timed_calls(EMBEDDING)
+    assert len(indices) == 22 and not any(spec.ints for spec in indices)  # an index out of range would raise
+    for spec in indices:
+        index, weight = ref.inputs(spec)
+        assert 0 <= int(index.min()) and int(index.max()) < 50
+        assert spec.scale != 1.0 or spec.shift != 0.0  # its float input still perturbed
