@@ -62,7 +62,7 @@ class EvalConfig:
     #: samples. A kernel exact in every correctness call and specialised to ``get_inputs()``' distribution after
     #: them (it can count its calls) escaped the hidden sets (attacker review 21); now each call it answers with its
     #: shortcut risks one. At 0.2, ~22 inserted calls per GPU evaluation (10 rounds of 10); a kernel that only one of
-    #: the three sets catches and that took its shortcut in the 50 calls a median needs escapes ~3 % of evaluations.
+    #: the three sets catches and that took its shortcut in the 50 calls a median needs escapes ~2.5 % of evaluations.
     #: Integers are perturbed where a CPU copy of the reference accepts each call's values (checked before the
     #: timing). 0 switches them off (and with ``hidden_inputs=False`` there are none).
     timing_hidden_rate: float = 0.2

@@ -68,6 +68,18 @@ def test_hidden_calls_are_inserted_at_drawn_slots_with_their_sets_tolerance():
     assert all(0 <= slot <= 10 and 0 <= k < 3 for r in rounds for slot, k in r)
 
 
+def test_a_shortcut_in_the_last_50_timed_calls_meets_a_given_set_in_nearly_every_timing():
+    """What the default rate buys (docs/environment.md, review 21): a kernel that only one set of three catches
+    (set 0 here) and takes its shortcut from the 50th-to-last timed call on (enough to move a median of 100) escapes
+    only the timings with no set-0 call in those slots: ~(1 - 0.2/3)^55, ~2 %."""
+    escaped = 0
+    for t in range(2000):
+        rounds = schedule_hidden_calls([10] * 11, 3, EvalConfig().timing_hidden_rate, random.Random(t))
+        # the last 5 rounds hold the last 50 calls (and their 55 slots)
+        escaped += not any(k == 0 for r in rounds[-5:] for _, k in r)
+    assert escaped / 2000 < 0.05, escaped
+
+
 @pytest.fixture(scope="module")
 def problem():
     return example_problem("relu2")
