@@ -1353,17 +1353,20 @@ class Session:
         schedule = schedule_hidden_calls(counts, len(sets), self.cfg.timing_hidden_rate,
                                          random.Random(self._fresh_seed()))
         made: list[list[tuple[int, CallSpec, float]]] = []
+        started = time.monotonic()
         for round_schedule in schedule:
             calls = []
             for slot, k in round_schedule:
                 template, scale = sets[k]
                 spec = CallSpec(seed(), "eval", template.scale, template.shift, int_draw=template.int_draw)
-                if template.ints:
-                    with self._own_gpu_work():
+                if template.ints:  # the GPU lock held shared, as all the judge's own GPU work (its wait credited below)
+                    with held_gpu_work(self.timing_lock, self.ref.device) if self.ref.device.type == "cuda" \
+                            else contextlib.nullcontext():
                         spec, inputs = _with_integers_perturbed(self.ref, spec, self._cpu_twin)
                         del inputs
                 calls.append((slot, spec, scale))
             made.append(calls)
+        self._credit(time.monotonic() - started)  # the judge's own work and its waits: not the candidate's time
         return made
 
     def measure(self) -> dict[str, Any]:

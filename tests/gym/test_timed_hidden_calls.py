@@ -7,6 +7,7 @@ secret slots of the timing rounds, checked like every timed call and left out of
 """
 
 import random
+from types import SimpleNamespace
 
 import pytest
 
@@ -182,9 +183,12 @@ def _timed_calls(source: str) -> tuple[list, object]:
     ref = cpu_reference(source, b"timed")
     session = object.__new__(Session)
     session.ref, session.cfg, session._cpu_twin = ref, EvalConfig(timing_hidden_rate=1.0), []
+    session.runner = session.probe_runner = SimpleNamespace(deadline=100.0)
+    session.timing_lock = None
     session.plan = plan_correctness(ref, session.cfg)
     seeds = iter(range(10**6, 2 * 10**6))
     made = session._hidden_timed_calls([10, 10], lambda: next(seeds))
+    assert session.runner.deadline > 100.0  # the judge's own checks are not the candidate's time
     return [spec for calls in made for _, spec, _ in calls], ref
 
 
