@@ -536,6 +536,11 @@ def insert_hidden_calls(specs: list[CallSpec], scheduled: Sequence[tuple[int, Ca
     return out, scales
 
 
+def _has_nonfinite(digests: Any) -> bool:
+    """Whether a call's digests (:func:`drk.gym.rounds.reference_digests`) say an output has a NaN or an inf."""
+    return isinstance(digests, list) and any(isinstance(d, dict) and "nonfinite" in d for d in digests)
+
+
 def _buffers(model: Any) -> dict[str, torch.Tensor]:
     if not isinstance(model, torch.nn.Module):
         return {}
@@ -1418,7 +1423,10 @@ class Session:
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(
                         specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
                 gpu.keep()  # the check's own sampling and the fetch
-                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, atol_scales[pick])
+                unchecked = frozenset(i for i, spec in enumerate(specs) if not timed[i]
+                                      and _has_nonfinite(ref_digests[i]))
+                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, atol_scales[pick],
+                                                               unchecked)
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
                     # for the rounds after it, on both sides alike (a candidate that claims it always only makes its
@@ -1508,12 +1516,17 @@ class Session:
         return times, wall, digests, picked
 
     def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int,
-                    picked: list[Any], atol_scale: float = 1.0) -> tuple[float, float]:
+                    picked: list[Any], atol_scale: float = 1.0,
+                    unchecked: frozenset[int] = frozenset()) -> tuple[float, float]:
         """Every call's digests must agree with the reference's; call ``pick`` is compared element by element at
         positions chosen now that the round is over. Returns the wall ms of the judge's own sampling and of the
-        runner's fetch (both count in the timing check)."""
+        runner's fetch (both count in the timing check). ``unchecked``: calls not compared (a hidden-set call whose
+        reference output is not finite, as the plan skips one: a numerically stable kernel differs there from a
+        reference that overflows, and was judged ``incorrect``, attacker review 22); the fetch is made alike."""
         cfg = self.cfg
-        for claimed, expected in zip(answer["outputs"], ref_digests):
+        for index, (claimed, expected) in enumerate(zip(answer["outputs"], ref_digests)):
+            if index in unchecked:
+                continue
             ok, why = _digests_agree(expected, claimed)
             if not ok:
                 raise Verdict("incorrect", f"a timed call's output is wrong ({why}): outputs must be right on every "
@@ -1524,9 +1537,10 @@ class Session:
         t1 = time.perf_counter()
         fetched = self.fetch(pick, expected, sample_seed)
         t2 = time.perf_counter()
-        comparison = C.compare_outputs(expected, fetched, cfg.atol * atol_scale, cfg.rtol)
-        if not comparison.ok:
-            raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
+        if pick not in unchecked:
+            comparison = C.compare_outputs(expected, fetched, cfg.atol * atol_scale, cfg.rtol)
+            if not comparison.ok:
+                raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3
 
     def profile(self) -> dict[str, Any]:

@@ -202,3 +202,30 @@ def test_timed_calls_perturb_integers_only_where_the_reference_accepts_each_call
         index, weight = ref.inputs(spec)
         assert 0 <= int(index.min()) and int(index.max()) < 50
         assert spec.scale != 1.0 or spec.shift != 0.0  # its float input still perturbed
+
+
+def test_a_hidden_call_whose_reference_is_not_finite_is_not_compared():
+    """Attacker review 22: the plan skips a hidden set whose reference output is not finite, but a timed hidden call
+    (its own fresh inputs) had no such skip, and a numerically stable softmax kernel was judged ``incorrect`` against
+    a naive reference that overflowed (2 of 6). Such a call is now left unchecked, as the plan leaves it out."""
+    import math
+
+    import torch
+
+    from drk.gym import rounds
+    from drk.gym.judge import Session, Verdict, _has_nonfinite
+
+    reference = torch.tensor([0.25, 0.5, math.nan, 0.25])  # inf / inf in the reference
+    stable = torch.tensor([0.25, 0.5, 1.0, 0.25])  # the stable kernel's answer
+    fine = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    ref_digests = [rounds.reference_digests([reference], 7, 1e-2, 1e-2), rounds.reference_digests([fine], 7, 1e-2, 1e-2)]
+    assert _has_nonfinite(ref_digests[0]) and not _has_nonfinite(ref_digests[1])
+    answer = {"outputs": [rounds.digest_values([stable], 7), rounds.digest_values([fine], 7)]}
+    session = object.__new__(Session)
+    session.cfg, session.ref = EvalConfig(), SimpleNamespace(seeds=iter(range(100)))
+    session._fresh_seed = lambda: 3
+    session.fetch = lambda call, expected, seed: expected  # the picked call's sample, as the runner would send it
+    with pytest.raises(Verdict):
+        session.check_round(answer, ref_digests, pick=1, picked=[fine])
+    session.check_round(answer, ref_digests, pick=1, picked=[fine], unchecked=frozenset({0}))
+    session.check_round(answer, ref_digests, pick=0, picked=[reference], unchecked=frozenset({0}))
