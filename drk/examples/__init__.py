@@ -147,6 +147,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 27: attacker review 18.
     "attack_grid_consumed": ("hacked", "no_effect"),  # a disabled launch left the candidate's grid unused
     "attack_builder_grid_dim": ("hacked", "no_effect"),  # ... and the interpreter's grid_dim at (0, 0, 0)
+    # Session 30: attacker review 22.
+    "attack_stats_gate": ("incorrect", None),  # shortcut where 256 sampled elements look like randn: the sparse set
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED

@@ -61,11 +61,11 @@ class EvalConfig:
     #: the hidden sets' input distributions, checked like every timed call and left out of both sides' timing
     #: samples. A kernel exact in every correctness call and specialised to ``get_inputs()``' distribution after
     #: them (it can count its calls) escaped the hidden sets (attacker review 21); now each call it answers with its
-    #: shortcut risks one. At 0.2, ~22 inserted calls per GPU evaluation (10 rounds of 10); a kernel that only one of
-    #: the three sets catches and that took its shortcut in the 50 calls a median needs escapes ~2.5 % of evaluations.
-    #: Integers are perturbed where a CPU copy of the reference accepts each call's values (checked before the
-    #: timing). 0 switches them off (and with ``hidden_inputs=False`` there are none).
-    timing_hidden_rate: float = 0.2
+    #: shortcut risks one. At 0.3, ~36 inserted calls per GPU evaluation (10 rounds of 10); a kernel that only one of
+    #: the four sets catches and that took its shortcut in the 50 calls a median needs escapes ~1.6 % of evaluations
+    #: (32 of 2000 simulated schedules). Integers are perturbed where a CPU copy of the reference accepts each call's
+    #: values (checked before the timing). 0 switches them off (and with ``hidden_inputs=False`` there are none).
+    timing_hidden_rate: float = 0.3
     #: Timed calls per round (GPU): the judge bounds each round of the candidate's calls with its own clock.
     timing_round_calls: int = 10
     #: Rounds of the problem's reference that the candidate's runner runs through its own timing loop before the

@@ -468,6 +468,26 @@ class Planned:
                 if _is_hidden(spec) and spec.mode == "eval"]
 
 
+#: The sparse hidden set: outliers x8-x64 of either sign (integers: as far as a scaled or a sign-flipped set
+#: carries them) at a share of each tensor's elements log-uniform in this range, at least one element. Every other
+#: set moves every element alike, so a kernel that read a few hundred of them told each set apart and took its
+#: shortcut only where they looked like get_inputs()' (attacker review 22, ``correct`` 14 of 14); with 1e-5..1e-2, a
+#: 256-element sample misses the moved elements in about 80 % of evaluations, and reading them all costs a pass
+#: over the input.
+SPARSE_SCALE = (8.0, 64.0)
+SPARSE_SHARE = (1e-5, 1e-2)
+
+
+def sparse_perturbation(seeds: SeedStream) -> tuple[float, float, tuple[float, float], float]:
+    """The sparse set's ``(scale, shift, int_draw, share)`` from the evaluation's secret stream (see
+    :data:`SPARSE_SHARE`); the share rounded to 6 significant digits (it is printed in feedback)."""
+    draw = random.Random(seeds.next())
+    sign = -1.0 if draw.random() < 0.5 else 1.0
+    scale = sign * math.exp(draw.uniform(*(math.log(s) for s in SPARSE_SCALE)))
+    share = math.exp(draw.uniform(*(math.log(s) for s in SPARSE_SHARE)))
+    return round(scale, 3), 0.0, (draw.random(), draw.random()), float(f"{share:.6g}")
+
+
 def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[float, float]]]:
     """One ``(scale, shift, int_draw)`` per :data:`PERTURBATION_RANGES` entry: the scale log-uniform in its range
     (its sign kept), the shift uniform, both rounded to 3 decimals (they are printed in feedback), and two uniform
@@ -585,10 +605,12 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
         mode = "eval" if i % 2 == 0 else "train"
         calls.append((CallSpec(ref.seeds.next(), mode), f"trial {i + 1} ({mode} pass)"))
     if cfg.hidden_inputs:
-        for j, (scale, shift, int_draw) in enumerate(hidden_perturbations(ref.seeds)):
+        sets = [(*drawn, 0.0) for drawn in hidden_perturbations(ref.seeds)] + [sparse_perturbation(ref.seeds)]
+        for j, (scale, shift, int_draw, share) in enumerate(sets):
+            where = f" on {share * 100:.3g} % of elements" if share else ""
             for mode in ("eval", "train"):
-                calls.append((CallSpec(ref.seeds.next(), mode, scale, shift, int_draw=int_draw),
-                              f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g})"))
+                calls.append((CallSpec(ref.seeds.next(), mode, scale, shift, int_draw=int_draw, sparse=share),
+                              f"hidden input set {j + 1} ({mode} pass, inputs x{scale:g} {shift:+g}{where})"))
     else:
         for mode in ("eval", "train"):
             calls.append((CallSpec(ref.seeds.next(), mode), f"trial {len(calls) + 1} ({mode} pass)"))
@@ -1363,7 +1385,8 @@ class Session:
             calls = []
             for slot, k in round_schedule:
                 template, scale = sets[k]
-                spec = CallSpec(seed(), "eval", template.scale, template.shift, int_draw=template.int_draw)
+                spec = CallSpec(seed(), "eval", template.scale, template.shift, int_draw=template.int_draw,
+                                sparse=template.sparse)
                 if template.ints:  # the GPU lock held shared, as all the judge's own GPU work (its wait credited below)
                     with held_gpu_work(self.timing_lock, self.ref.device) if self.ref.device.type == "cuda" \
                             else contextlib.nullcontext():

@@ -47,10 +47,12 @@ class CallSpec:
     shift: float = 0.0
     ints: bool = False
     int_draw: tuple[float, float] = (0.0, 0.0)  # where the integers go (:func:`perturb_integers`)
+    #: the share of each tensor's elements the perturbation moves, at positions drawn from the seed (0: all of them)
+    sparse: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift, "ints": self.ints,
-                "int_draw": list(self.int_draw)}
+                "int_draw": list(self.int_draw), "sparse": self.sparse}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallSpec:
@@ -60,8 +62,11 @@ class CallSpec:
         u, v = (float(x) for x in data.get("int_draw", (0.0, 0.0)))
         if not (0.0 <= u < 1.0 and 0.0 <= v < 1.0):
             raise ValueError(f"int_draw {(u, v)!r}")
+        sparse = float(data.get("sparse", 0.0))
+        if not 0.0 <= sparse < 1.0:
+            raise ValueError(f"sparse {sparse!r}")
         return cls(int(data["seed"]), mode, float(data.get("scale", 1.0)), float(data.get("shift", 0.0)),
-                   data.get("ints") is True, (u, v))
+                   data.get("ints") is True, (u, v), sparse)
 
 
 def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
@@ -73,15 +78,33 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
     with torch.device(device):
         inputs = module.get_inputs()
     out = []
-    for x in inputs:
+    for index, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
             x = x.to(device)
+            moved = None
             if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
-                x = x * spec.scale + spec.shift
+                moved = x * spec.scale + spec.shift
             elif spec.ints and is_integer_tensor(x):
-                x = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)
+                moved = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)
+            if moved is not None:
+                x = moved if spec.sparse <= 0.0 else _on_some_elements(x, moved, spec, index)
         out.append(x)
     return out
+
+
+def _on_some_elements(x: torch.Tensor, moved: torch.Tensor, spec: CallSpec, index: int) -> torch.Tensor:
+    """``x`` with ``moved``'s values at a ``spec.sparse`` share of its elements (at least one), at positions drawn
+    from the call's seed and the input's index by a generator of their own (the global one, which the call's model
+    may draw from next, is left as ``get_inputs()`` left it). A sparse hidden set: a sample of the elements looks like
+    ``get_inputs()``', the moved ones do not (attacker review 22)."""
+    if x.numel() == 0:
+        return x
+    generator = torch.Generator().manual_seed((spec.seed * 1_000_003 + index) % 2**63)
+    count = max(1, round(spec.sparse * x.numel()))
+    positions = torch.randint(0, x.numel(), (count,), generator=generator).to(x.device)
+    chosen = torch.zeros(x.numel(), dtype=torch.bool, device=x.device)
+    chosen[positions] = True
+    return torch.where(chosen.view(x.shape), moved, x)
 
 
 def is_integer_tensor(x: Any) -> bool:

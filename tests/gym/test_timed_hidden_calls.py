@@ -16,8 +16,9 @@ from drk.gym import EvalConfig, evaluate
 from drk.gym.judge import insert_hidden_calls, schedule_hidden_calls
 from drk.gym.rounds import CallSpec
 
-#: Exact in its first 11 calls (the correctness calls), then a shortcut that is right only on inputs drawn like
-#: get_inputs()' (mean ~0, std ~1): every hidden set moves the mean or the std (x2-x8; x-2..-0.125; x0.125..2 +-2).
+#: Exact in its first 13 calls (the correctness calls: 5 seeded, 4 hidden sets in both passes), then a shortcut
+#: that is right only on inputs drawn like get_inputs()' (mean ~0, std ~1): every whole-tensor hidden set moves the
+#: mean or the std (x2-x8; x-2..-0.125; x0.125..2 +-2), and the sparse one adds outliers.
 EXACT_WHILE_CHECKED = '''
 import torch
 import torch.nn as nn
@@ -43,7 +44,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         _CALLS[0] += 1
         off_distribution = abs(float(x.mean())) > 0.1 or abs(float(x.std()) - 1.0) > 0.1
-        shortcut = _CALLS[0] > 11 and off_distribution
+        shortcut = _CALLS[0] > 13 and off_distribution
         y = torch.empty_like(x)
         n = x.numel()
         relu2_kernel[(triton.cdiv(n, 1024),)](x, y, n, SHORTCUT=shortcut, BLOCK=1024)
@@ -62,20 +63,20 @@ def test_hidden_calls_are_inserted_at_drawn_slots_with_their_sets_tolerance():
     calls, scales = insert_hidden_calls(specs, hidden)
     assert len(calls) == 21 and calls[1::2] == specs and calls[::2] == [spec for _, spec, _ in hidden]
     assert scales[::2] == [4.5] * 11 and scales[1::2] == [1.0] * 10
-    # at the default rate: ~2 per round of 10, at slots and of sets that vary from round to round
-    rounds = schedule_hidden_calls([10] * 400, 3, EvalConfig().timing_hidden_rate, random.Random(1))
+    # at the default rate: ~3.3 per round of 10, at slots and of sets that vary from round to round
+    rounds = schedule_hidden_calls([10] * 400, 4, EvalConfig().timing_hidden_rate, random.Random(1))
     counts = [len(r) for r in rounds]
-    assert 1.8 < sum(counts) / len(counts) < 2.6 and len({tuple(r) for r in rounds}) > 150
-    assert all(0 <= slot <= 10 and 0 <= k < 3 for r in rounds for slot, k in r)
+    assert 2.8 < sum(counts) / len(counts) < 3.8 and len({tuple(r) for r in rounds}) > 300
+    assert all(0 <= slot <= 10 and 0 <= k < 4 for r in rounds for slot, k in r)
 
 
 def test_a_shortcut_in_the_last_50_timed_calls_meets_a_given_set_in_nearly_every_timing():
-    """What the default rate buys (docs/environment.md, review 21): a kernel that only one set of three catches
+    """What the default rate buys (docs/environment.md, review 21): a kernel that only one set of four catches
     (set 0 here) and takes its shortcut from the 50th-to-last timed call on (enough to move a median of 100) escapes
-    only the timings with no set-0 call in those slots: ~(1 - 0.2/3)^55, ~2 %."""
+    only the timings with no set-0 call in those slots: ~(1 - 0.3/4)^55, ~1.6 %."""
     escaped = 0
     for t in range(2000):
-        rounds = schedule_hidden_calls([10] * 11, 3, EvalConfig().timing_hidden_rate, random.Random(t))
+        rounds = schedule_hidden_calls([10] * 11, 4, EvalConfig().timing_hidden_rate, random.Random(t))
         # the last 5 rounds hold the last 50 calls (and their 55 slots)
         escaped += not any(k == 0 for r in rounds[-5:] for _, k in r)
     assert escaped / 2000 < 0.05, escaped
@@ -87,7 +88,7 @@ def problem():
 
 
 #: int_ops' affine map right only inside get_inputs()' range (-1000..999; attack_int_range's shortcut), exact in its
-#: first 11 calls: the timed calls' hidden sets must perturb integers too, where the reference accepts them.
+#: first 13 calls: the timed calls' hidden sets must perturb integers too, where the reference accepts them.
 INT_EXACT_WHILE_CHECKED = '''
 import torch
 import torch.nn as nn
@@ -114,7 +115,7 @@ class ModelNew(nn.Module):
         _CALLS[0] += 1
         y = torch.empty_like(x)
         n = x.numel()
-        affine[(triton.cdiv(n, 1024),)](x, y, n, IN_RANGE_ONLY=_CALLS[0] > 11, BLOCK=1024)
+        affine[(triton.cdiv(n, 1024),)](x, y, n, IN_RANGE_ONLY=_CALLS[0] > 13, BLOCK=1024)
         return y
 '''
 
@@ -132,7 +133,7 @@ def test_a_kernel_exact_while_checked_meets_hidden_sets_in_its_timed_calls(probl
     caught = _evaluate(problem, EXACT_WHILE_CHECKED, 1.0, device)
     assert caught.status == "incorrect", (caught.status, caught.feedback)
     assert "timed call" in caught.feedback
-    # without them, the hidden sets' calls were all among the first 11 and it was correct
+    # without them, the hidden sets' calls were all among the first 13 and it was correct
     escaped = _evaluate(problem, EXACT_WHILE_CHECKED, 0.0, device)
     assert escaped.status == "correct", (escaped.status, escaped.feedback)
 

@@ -108,14 +108,17 @@ def test_round_like_tf32_keeps_ten_mantissa_bits_and_non_finite_values():
 
 
 def test_an_ill_conditioned_hidden_set_tolerates_tf32_rounding(public_perturbations):
-    ref = _reference(SOFTMAX_OF_MATMUL)
-    plan = plan_correctness(ref, EvalConfig())
-    x8 = [i for i, label in enumerate(plan.labels) if "x8" in label]
-    assert x8 and plan.atol_scale[x8[0]] > 2  # the softmax's output cannot grow: only its sensitivity says why
-    assert all(_replay(ref, plan, _tf32_model(ref)))
-    # what the magnitude rule alone (atol x1 here) did to the same kernel: the x8 set failed it
-    magnitude_only = [1.0] * len(plan.specs)
-    assert not _replay(ref, plan, _tf32_model(ref), magnitude_only)[x8[0]]
+    magnitude_only_failed = 0
+    for i in range(6):
+        ref = cpu_reference(SOFTMAX_OF_MATMUL, bytes([i + 1]) * 8)
+        plan = plan_correctness(ref, EvalConfig())
+        x8 = [k for k, label in enumerate(plan.labels) if "inputs x8 +0)" in label or "inputs x8 +0," in label]
+        assert x8 and plan.atol_scale[x8[0]] > 2  # the softmax's output cannot grow: only its sensitivity says why
+        assert all(_replay(ref, plan, _tf32_model(ref)))
+        # what the magnitude rule alone (atol x1 here) did to the same kernel: the x8 set failed it (in some draws)
+        magnitude_only = [1.0] * len(plan.specs)
+        magnitude_only_failed += not _replay(ref, plan, _tf32_model(ref), magnitude_only)[x8[0]]
+    assert magnitude_only_failed > 0
 
 
 @pytest.mark.parametrize("wrong", ["uniform", "base_distribution_only"])
@@ -141,11 +144,12 @@ def test_a_well_conditioned_problem_keeps_its_tolerance(public_perturbations):
     ref = _reference(example_problem("relu2").source)
     plan = plan_correctness(ref, EvalConfig())
     scales = {label.split(",")[0].rstrip(")") + ")": s for s, label in zip(plan.atol_scale, plan.labels)}
-    assert len(scales) == len(plan.labels) == 11  # 5 seeded trials, 3 hidden sets in both passes, none skipped
+    assert len(scales) == len(plan.labels) == 13  # 5 seeded trials, 4 hidden sets in both passes, none skipped
     # x8 outputs; x8 being a power of two, rounding errors grow by exactly x8 too, but the largest of 4096 depends on
-    # whether a set has an element in a higher binade: up to x2 more
+    # whether a set has an element in a higher binade (up to x2 more), and its magnitude on its largest element
+    # against the seeded trials' (7.99 in one draw)
     for mode in ("eval", "train"):
-        assert 8.0 <= scales[f"hidden input set 1 ({mode} pass)"] <= 16.5
+        assert 6.0 <= scales[f"hidden input set 1 ({mode} pass)"] <= 16.5
         assert scales[f"hidden input set 2 ({mode} pass)"] <= 1.5 and scales[f"hidden input set 3 ({mode} pass)"] <= 1.5
     assert all(scales[f"trial {i} ({'eval' if i % 2 else 'train'} pass)"] == 1.0 for i in range(1, 6))
 
@@ -154,7 +158,7 @@ def test_integer_outputs_keep_their_hidden_sets():
     """No float output, no tolerance to scale: every hidden set is still checked (exactly)."""
     ref = _reference(example_problem("int_ops").source)
     plan = plan_correctness(ref, EvalConfig())
-    assert sum(label.startswith("hidden") for label in plan.labels) == 6  # 3 sets, both passes
+    assert sum(label.startswith("hidden") for label in plan.labels) == 8  # 4 sets (one sparse), both passes
 
 
 def test_only_float32_is_rounded():
@@ -298,7 +302,7 @@ def test_integer_values_are_perturbed_in_the_hidden_sets():
     ref = _reference(example_problem("int_ops").source)
     plan = plan_correctness(ref, EvalConfig())
     hidden = [(spec, label) for spec, label in zip(plan.specs, plan.labels) if label.startswith("hidden")]
-    assert len(hidden) == 6 and all(spec.ints and "integer inputs too" in label for spec, label in hidden)
+    assert len(hidden) == 8 and all(spec.ints and "integer inputs too" in label for spec, label in hidden)
     reach = max(int(ref.inputs(spec)[0].abs().max()) for spec, _ in hidden)
     assert reach > 1000
 
@@ -324,7 +328,7 @@ def test_indices_the_reference_refuses_perturbed_keep_their_range():
     ref = _reference(EMBEDDING)
     plan = plan_correctness(ref, EvalConfig())
     hidden = [spec for spec, label in zip(plan.specs, plan.labels) if label.startswith("hidden")]
-    assert len(hidden) == 6 and not any(spec.ints for spec in hidden)
+    assert len(hidden) == 8 and not any(spec.ints for spec in hidden)
     for spec in hidden:
         index, weight = ref.inputs(spec)
         assert 0 <= int(index.min()) and int(index.max()) < 50
@@ -397,22 +401,22 @@ def test_hidden_sets_fall_in_both_rounds_at_positions_the_secret_draws():
     stream mixes them with the seeded trials: each round has hidden sets and seeded trials at positions that vary
     from one evaluation to the next, every position is sometimes a hidden set, and the split between the rounds moves."""
     source = example_problem("relu2").source
-    positions, splits, hidden_at = set(), set(), [0] * 11
+    positions, splits, hidden_at = set(), set(), [0] * 13
     for i in range(60):
         plan = plan_correctness(cpu_reference(source, bytes([i]) * 16), EvalConfig())
         hidden = _hidden_positions(plan)
-        assert len(plan.specs) == 11 and len(hidden) == 6
+        assert len(plan.specs) == 13 and len(hidden) == 8
         first = plan.first_round
-        assert 0 < first < 11
+        assert 0 < first < 13
         assert any(h < first for h in hidden) and any(h >= first for h in hidden), (first, hidden)
-        assert all((h in hidden) == (plan.specs[h].scale != 1.0 or plan.specs[h].shift != 0.0) for h in range(11))
+        assert all((h in hidden) == (plan.specs[h].scale != 1.0 or plan.specs[h].shift != 0.0) for h in range(13))
         assert all(("refreshed in place" in label) == (k >= first) for k, label in enumerate(plan.labels))
         positions.add(tuple(hidden))
         splits.add(first)
         for h in hidden:
             hidden_at[h] += 1
     assert len(positions) > 40 and len(splits) > 4
-    assert all(5 < count < 55 for count in hidden_at), hidden_at  # each position, hidden ~6 times in 11
+    assert all(15 < count < 58 for count in hidden_at), hidden_at  # each position, hidden ~8 times in 13
     # the same evaluation (key) plans the same calls
     again = [plan_correctness(cpu_reference(source, bytes([3]) * 16), EvalConfig()) for _ in range(2)]
     assert again[0].specs == again[1].specs and again[0].first_round == again[1].first_round
@@ -478,3 +482,45 @@ def test_a_skipped_hidden_set_leaves_the_references_buffers_as_they_were():
                 (i, plan.labels[k])
         skipped_train_passes += 3 - sum("hidden" in label and "train pass" in label for label in plan.labels)
     assert skipped_train_passes > 0  # the case the test is about happened
+
+
+def _stats_gated_relu2(x: torch.Tensor) -> torch.Tensor:
+    """Attacker review 22's ``relu2_stats_gate``: the shortcut (halve the answer where max|x| > 7) only when 256
+    strided elements look like ``randn``; every whole-tensor hidden set moves them, so it was exact there."""
+    flat = x.reshape(-1)
+    sample = flat[:: max(1, flat.numel() // 256)][:256].double()
+    y = torch.relu(x) * 2.0
+    if 0.8 < float(sample.std()) < 1.25 and abs(float(sample.mean())) < 0.25 and float(x.abs().max()) > 7.0:
+        return y * 0.5
+    return y
+
+
+def _stats_gated_int_ops(x: torch.Tensor) -> torch.Tensor:
+    """Review 22's ``int_stats_gate``: through float32 (wrong on odd values beyond 2**24) when 64 strided elements
+    are within +-4096, exact otherwise."""
+    flat = x.reshape(-1)
+    sample = flat[:: max(1, flat.numel() // 64)][:64]
+    if int(sample.abs().max()) <= 4096:
+        return x.to(torch.float32).to(torch.int32) * 3 + 1
+    return x * 3 + 1
+
+
+@pytest.mark.parametrize("name, answer, least", [("relu2", _stats_gated_relu2, 32), ("int_ops", _stats_gated_int_ops, 22)])
+def test_a_kernel_that_samples_its_inputs_meets_a_sparse_hidden_set(name, answer, least):
+    """Attacker review 22: every hidden set moved every element alike, so a few hundred sampled elements told each
+    apart and a kernel specialised to get_inputs() took its shortcut only on inputs that looked like them: ``correct``
+    14 of 14. The sparse set moves a secret few elements (0.001-1 %, at least one, positions from the call's seed):
+    the sample looks in-distribution, the moved elements are not. Replayed on the plan over 40 keys: relu2's is
+    caught wherever a moved element exists (all 40 in a run); int_ops' only where one lands beyond 2**24, which a
+    sign-flipped draw always reaches and a scaled one sometimes (28 of 40 in a run)."""
+    source = example_problem(name).source
+    caught = 0
+    for i in range(40):
+        ref = cpu_reference(source, bytes([i + 50]) * 16)
+        plan = plan_correctness(ref, EvalConfig())
+        failed = False
+        for k, spec in enumerate(plan.specs):
+            got = [answer(ref.inputs(spec)[0])]
+            failed |= not C.compare_outputs(plan.expected[k], got, 1e-2 * plan.atol_scale[k], 1e-2).ok
+        caught += failed
+    assert caught >= least, caught
