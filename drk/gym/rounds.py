@@ -81,30 +81,31 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
     for index, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
             x = x.to(device)
-            moved = None
             if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
-                moved = x * spec.scale + spec.shift
+                x = x * spec.scale + spec.shift if spec.sparse <= 0.0 else _on_some_elements(x, spec, index)
             elif spec.ints and is_integer_tensor(x):
-                moved = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)
-            if moved is not None:
-                x = moved if spec.sparse <= 0.0 else _on_some_elements(x, moved, spec, index)
+                moved = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)  # its terms need the whole tensor
+                x = moved if spec.sparse <= 0.0 else _on_some_elements(x, spec, index, moved)
         out.append(x)
     return out
 
 
-def _on_some_elements(x: torch.Tensor, moved: torch.Tensor, spec: CallSpec, index: int) -> torch.Tensor:
-    """``x`` with ``moved``'s values at a ``spec.sparse`` share of its elements (at least one), at positions drawn
-    from the call's seed and the input's index by a generator of their own (the global one, which the call's model
-    may draw from next, is left as ``get_inputs()`` left it). A sparse hidden set: a sample of the elements looks like
-    ``get_inputs()``', the moved ones do not (attacker review 22)."""
+def _on_some_elements(x: torch.Tensor, spec: CallSpec, index: int, moved: torch.Tensor | None = None) -> torch.Tensor:
+    """A copy of ``x`` with a ``spec.sparse`` share of its elements (at least one) moved: to ``moved``'s values there
+    (integers, whose perturbation needs the whole tensor), or scaled and shifted by the spec; at positions drawn from
+    the call's seed and the input's index by a generator of their own (the global one, which the call's model may
+    draw from next, is left as ``get_inputs()`` left it). A sparse hidden set: a sample of the elements looks like
+    ``get_inputs()``', the moved ones do not (attacker review 22). One copy of ``x``, as a whole-tensor
+    perturbation makes."""
     if x.numel() == 0:
         return x
     generator = torch.Generator().manual_seed((spec.seed * 1_000_003 + index) % 2**63)
     count = max(1, round(spec.sparse * x.numel()))
     positions = torch.randint(0, x.numel(), (count,), generator=generator).to(x.device)
-    chosen = torch.zeros(x.numel(), dtype=torch.bool, device=x.device)
-    chosen[positions] = True
-    return torch.where(chosen.view(x.shape), moved, x)
+    out = x.clone()  # x's strides kept: a layout that differed from the other calls' would tell the set apart
+    where = torch.unravel_index(positions, x.shape) if x.dim() else ()
+    out[where] = moved[where] if moved is not None else out[where] * spec.scale + spec.shift
+    return out
 
 
 def is_integer_tensor(x: Any) -> bool:

@@ -524,3 +524,33 @@ def test_a_kernel_that_samples_its_inputs_meets_a_sparse_hidden_set(name, answer
             failed |= not C.compare_outputs(plan.expected[k], got, 1e-2 * plan.atol_scale[k], 1e-2).ok
         caught += failed
     assert caught >= least, caught
+
+
+def test_a_sparse_set_moves_a_few_elements_and_keeps_the_layout():
+    """The sparse set moves its share of each tensor's elements (at least one), the same ones for the same call, and
+    keeps every input's strides (a layout unlike the other calls' would tell it apart); the global generator is left
+    as get_inputs() left it."""
+    from drk.gym import rounds
+    from drk.gym.rounds import CallSpec
+
+    class Problem:
+        @staticmethod
+        def get_inputs():
+            return [torch.randn(64, 32).t(), torch.randn(()), torch.randint(-100, 100, (50,), dtype=torch.int32)]
+
+    cpu = torch.device("cpu")
+    spec = CallSpec(5, "eval", 16.0, 0.0, ints=True, int_draw=(0.3, 0.4), sparse=0.01)
+    plain = rounds.make_inputs(Problem, CallSpec(5), cpu)
+    after_plain = torch.rand(())
+    moved = rounds.make_inputs(Problem, spec, cpu)
+    assert torch.equal(torch.rand(()), after_plain)  # the same next draw: positions came from a generator of their own
+    assert [x.stride() for x in moved] == [x.stride() for x in plain]
+    assert [int((x != y).sum()) for x, y in zip(moved, plain)] == [20, 1, 1]  # 1 % of 2048, and at least one
+    changed = moved[0] != plain[0]
+    assert torch.allclose(moved[0][changed], plain[0][changed] * 16.0)
+    assert all(torch.equal(x, y) for x, y in zip(moved, rounds.make_inputs(Problem, spec, cpu)))
+    other = rounds.make_inputs(Problem, CallSpec(6, "eval", 16.0, 0.0, sparse=0.01), cpu)[0]
+    assert not torch.equal(other != rounds.make_inputs(Problem, CallSpec(6), cpu)[0], changed)  # other positions
+    assert CallSpec.from_dict(spec.to_dict()) == spec
+    with pytest.raises(ValueError):
+        CallSpec.from_dict({"seed": 1, "mode": "eval", "sparse": 1.0})
