@@ -18,8 +18,7 @@ import threading
 import time
 
 from drk.examples import EXPECTED, example_candidate, example_problem
-from drk.gym import EvalConfig, Pool
-from drk.gym import warm
+from drk.gym import EvalConfig, Pool, warm
 
 #: Examples that wait for their time limit: left out (they measure the limit, not the runners).
 SLOW = {"hangs", "attack_pipe_stall"}

@@ -26,8 +26,9 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from multiprocessing import reduction
-from typing import Any, Callable
+from typing import Any
 
 from drk.gym import sandbox, wire
 from drk.gym.sandbox import Reporter, SandboxOutcome
@@ -80,7 +81,7 @@ def _serve(conn: Any, stdio_path: str | None, cache_dir: str | None = None) -> N
                 handles.append(handle_from_fds(pid, fds[at:at + count], greeted))
                 at += count
             result = _judge_job(reporter, job["payload"], lock, handles,
-                                lambda: _request_runner(conn, reporter, job["token"]))
+                                lambda reporter=reporter, token=job["token"]: _request_runner(conn, reporter, token))
         except BaseException as exc:  # noqa: BLE001 - the server must always answer
             import traceback
 

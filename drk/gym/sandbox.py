@@ -17,8 +17,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 _MAX_MESSAGE_BYTES = 32 * 2**20
 _context: multiprocessing.context.BaseContext | None = None

@@ -5,9 +5,9 @@ it is computed from, and whether it is cached."""
 import pytest
 
 from drk.examples import example_candidate, example_problem
-from drk.gym import EvalConfig, EvalResult, ResultCache, evaluate, wire
-from drk.gym import isolation
+from drk.gym import EvalConfig, EvalResult, ResultCache, evaluate, isolation, wire
 from drk.gym.judge import MAX_VERDICT_ERROR_CHARS, _validate_round
+
 
 def test_a_claimed_output_layout_cannot_inflate_the_verdicts_error():
     """A wrong kernel whose runner claimed an output 'shape' of one 4 MB string: the layout message quoted its repr,
