@@ -556,6 +556,19 @@ def insert_hidden_calls(specs: list[CallSpec], scheduled: Sequence[tuple[int, Ca
     return out, scales
 
 
+def pick_checked_call(timed: Sequence[bool], seeds: SeedStream) -> int:
+    """Which call of a timing round is compared element by element (``timed``: False for the inserted hidden-set
+    calls): in a round with hidden-set calls, one of them half the time. A digest's tolerance is the sum of the
+    elements' (and a sparse set's atol is scaled by its outliers' magnitude), so errors confined to a sparse set's
+    few moved elements fit in it; only the element-wise check sees them, and a uniform pick fell on a hidden call
+    about one round in twenty (attacker review 23: a kernel exact in its correctness calls and wrong on outliers
+    after them was ``correct`` 3 of 4)."""
+    hidden = [i for i, plain in enumerate(timed) if not plain]
+    if hidden and seeds.below(2) == 0:
+        return hidden[seeds.below(len(hidden))]
+    return seeds.below(len(timed))
+
+
 def _has_nonfinite(digests: Any) -> bool:
     """Whether a call's digests (:func:`drk.gym.rounds.reference_digests`) say an output has a NaN or an inf."""
     return isinstance(digests, list) and any(isinstance(d, dict) and "nonfinite" in d for d in digests)
@@ -1430,7 +1443,7 @@ class Session:
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
                 specs, atol_scales = insert_hidden_calls(specs, scheduled)
                 timed = [not _is_hidden(s) for s in specs]
-                pick = self.ref.seeds.below(len(specs))  # the call checked element by element (secret until the end)
+                pick = pick_checked_call(timed, self.ref.seeds)  # checked element by element (secret until the end)
                 first_ref = r % 2 == 0
                 ref_lates: list[float] = []
                 ref_flushes: list[float] = []

@@ -230,3 +230,18 @@ def test_a_hidden_call_whose_reference_is_not_finite_is_not_compared():
         session.check_round(answer, ref_digests, pick=1, picked=[fine])
     session.check_round(answer, ref_digests, pick=1, picked=[fine], unchecked=frozenset({0}))
     session.check_round(answer, ref_digests, pick=0, picked=[reference], unchecked=frozenset({0}))
+
+
+def test_the_element_wise_check_falls_on_a_hidden_call_half_the_time_it_can():
+    """Attacker review 23: errors confined to a sparse set's few outliers fit in a digest's summed tolerance, and a
+    uniform pick of the round's element-wise check fell on a hidden call about one round in twenty."""
+    from drk.gym.judge import pick_checked_call
+    from drk.gym.secret import SeedStream
+
+    seeds = SeedStream(b"pick")
+    plain_round = [True] * 10
+    assert {pick_checked_call(plain_round, seeds) for _ in range(300)} == set(range(10))
+    with_one = [True] * 5 + [False] + [True] * 5
+    picks = [pick_checked_call(with_one, seeds) for _ in range(2000)]
+    assert 0.48 < picks.count(5) / 2000 < 0.6  # 1/2 + 1/2 x 1/11
+    assert set(picks) == set(range(11))  # every call can still be the one

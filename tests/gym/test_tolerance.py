@@ -554,3 +554,26 @@ def test_a_sparse_set_moves_a_few_elements_and_keeps_the_layout():
     assert CallSpec.from_dict(spec.to_dict()) == spec
     with pytest.raises(ValueError):
         CallSpec.from_dict({"seed": 1, "mode": "eval", "sparse": 1.0})
+
+
+def test_a_call_cannot_read_its_seed_back_from_torch():
+    """Attacker review 23: a timed call's inputs are made just before it, and ``torch.initial_seed()`` in its
+    ``forward`` returned the call's seed, from which a module predicted the sparse set's positions (64 reads told
+    every sparse call apart: ``correct`` 6 of 6). After the inputs torch is seeded again from a one-way function of
+    the seed, the same on both sides: a model that draws in its call still draws what the judge's reference draws."""
+    from drk.gym import rounds
+    from drk.gym.rounds import CallSpec
+
+    class Problem:
+        @staticmethod
+        def get_inputs():
+            return [torch.randn(16)]
+
+    cpu = torch.device("cpu")
+    for seed in (5, 123456789012):
+        rounds.make_inputs(Problem, CallSpec(seed), cpu)
+        assert torch.initial_seed() not in (seed, (seed * 1_000_003) % 2**63)
+        first = torch.rand(3)
+        rounds.make_inputs(Problem, CallSpec(seed, "eval", 8.0, 0.0, sparse=0.01), cpu)
+        assert torch.equal(torch.rand(3), first)  # what the call draws next: the same whatever the set
+    assert rounds.seed_after_inputs(5) != rounds.seed_after_inputs(6)
