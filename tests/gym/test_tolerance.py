@@ -422,26 +422,31 @@ def test_hidden_sets_fall_in_both_rounds_at_positions_the_secret_draws():
     assert again[0].specs == again[1].specs and again[0].first_round == again[1].first_round
 
 
+def _plans_that_catch(source: str, answer, keys) -> int:
+    """How many evaluations (one plan per key) have a call where ``answer(input, position, plan)`` fails the judge's
+    comparison: a candidate's verdict replayed on the plan alone."""
+    caught = 0
+    for i in keys:
+        ref = cpu_reference(source, bytes([i]) * 16)
+        plan = plan_correctness(ref, EvalConfig())
+        caught += any(not C.compare_outputs(plan.expected[k], [answer(ref.inputs(spec)[0], k, plan)],
+                                            1e-2 * plan.atol_scale[k], 1e-2).ok for k, spec in enumerate(plan.specs))
+    return caught
+
+
 def test_a_kernel_exact_only_where_hidden_sets_used_to_be_fails_the_plan_most_times():
     """The review's gate, replayed on the plan: exact on calls 6-11 when in the second round, relu2's
     ``attack_distribution_special`` shortcut (halves its answer where |x| > 7) elsewhere. It escaped every evaluation
     (hidden sets last); now about 4 in 5 catch it. It escapes when the one set whose inputs reach |x| > 7 (the x2-x8
     one) has both passes in its window; the timed calls' hidden sets (``test_hidden_calls_in_timed_rounds``) are the
-    check that a kernel exact in every correctness call meets."""
-    source = example_problem("relu2").source
-    caught = 0
-    for i in range(60):
-        ref = cpu_reference(source, bytes([i + 100]) * 16)
-        plan = plan_correctness(ref, EvalConfig())
-        failed = False
-        for k, spec in enumerate(plan.specs):
-            x = ref.inputs(spec)[0]
-            exact = 5 <= k <= 10 and k >= plan.first_round
-            y = torch.relu(x) * 2.0
-            if not exact:
-                y = torch.where(x.abs() > 7.0, y * 0.5, y)
-            failed |= not C.compare_outputs(plan.expected[k], [y], 1e-2 * plan.atol_scale[k], 1e-2).ok
-        caught += failed
+    check that a kernel exact in every correctness call meets (``tests/gym/test_timed_hidden_calls.py``)."""
+
+    def answer(x, k, plan):
+        y = torch.relu(x) * 2.0
+        exact = 5 <= k <= 10 and k >= plan.first_round
+        return y if exact else torch.where(x.abs() > 7.0, y * 0.5, y)
+
+    caught = _plans_that_catch(example_problem("relu2").source, answer, keys=range(100, 160))
     assert caught >= 36, caught  # 81 of 100 in a run of 100 keys
 
 
@@ -513,16 +518,7 @@ def test_a_kernel_that_samples_its_inputs_meets_a_sparse_hidden_set(name, answer
     the sample looks in-distribution, the moved elements are not. Replayed on the plan over 40 keys: relu2's is
     caught wherever a moved element exists (all 40 in a run); int_ops' only where one lands beyond 2**24, which a
     sign-flipped draw always reaches and a scaled one sometimes (28 of 40 in a run)."""
-    source = example_problem(name).source
-    caught = 0
-    for i in range(40):
-        ref = cpu_reference(source, bytes([i + 50]) * 16)
-        plan = plan_correctness(ref, EvalConfig())
-        failed = False
-        for k, spec in enumerate(plan.specs):
-            got = [answer(ref.inputs(spec)[0])]
-            failed |= not C.compare_outputs(plan.expected[k], got, 1e-2 * plan.atol_scale[k], 1e-2).ok
-        caught += failed
+    caught = _plans_that_catch(example_problem(name).source, lambda x, k, plan: answer(x), keys=range(50, 90))
     assert caught >= least, caught
 
 
