@@ -25,7 +25,11 @@ SCRIPT = textwrap.dedent("""
 def test_a_probe_call_draws_its_inputs_before_the_candidate_is_first_imported(tmp_path):
     """A thread started by the candidate's import that draws from torch's global generator raced the probe runner's
     input draw (on an H200, an honest module's control call got other inputs than the judge's: ``incorrect``). With
-    the inputs drawn first, the import sees the call's own seed, not the one before it."""
+    the inputs drawn first, the import sees the generator as the call's inputs left it: seeded again from the call's
+    seed (``rounds.seed_after_inputs``, so that a call cannot read its seed back: attacker review 23), not the runner's
+    seed before it."""
+    from drk.gym.rounds import seed_after_inputs
+
     path = tmp_path / "candidate" / "candidate.py"
     path.parent.mkdir()
     load = {"problem_source": example_problem().source, "problem_name": "relu2", "device": "cpu", "gpu_index": 0,
@@ -36,7 +40,7 @@ def test_a_probe_call_draws_its_inputs_before_the_candidate_is_first_imported(tm
     done = subprocess.run([sys.executable, "-c", SCRIPT], input=json.dumps({"load": load, "prepare": prepare}),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.splitlines()[-1]) == {"seed_at_import": 12345}
+    assert json.loads(done.stdout.splitlines()[-1]) == {"seed_at_import": seed_after_inputs(12345)}
 
 
 #: y = relu(x) * w: a weight a candidate may pre-process.
