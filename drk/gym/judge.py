@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import itertools
 import math
 import mmap
 import os
@@ -465,7 +466,7 @@ class Planned:
         (:func:`schedule_hidden_calls`). A set whose integers the reference accepted perturbed (``spec.ints``) has
         each timed call's integers checked again on that call's own values."""
         return [(spec, scale) for spec, scale in zip(self.specs, self.atol_scale)
-                if _is_hidden(spec) and spec.mode == "eval"]
+                if spec.perturbed and spec.mode == "eval"]
 
 
 #: The sparse hidden set: outliers x8-x64 of either sign (integers: as far as a scaled or a sign-flipped set
@@ -478,13 +479,17 @@ SPARSE_SCALE = (8.0, 64.0)
 SPARSE_SHARE = (1e-5, 1e-2)
 
 
+def _log_uniform(draw: random.Random, low: float, high: float) -> float:
+    return math.exp(draw.uniform(math.log(low), math.log(high)))
+
+
 def sparse_perturbation(seeds: SeedStream) -> tuple[float, float, tuple[float, float], float]:
     """The sparse set's ``(scale, shift, int_draw, share)`` from the evaluation's secret stream (see
     :data:`SPARSE_SHARE`); the share rounded to 6 significant digits (it is printed in feedback)."""
     draw = random.Random(seeds.next())
     sign = -1.0 if draw.random() < 0.5 else 1.0
-    scale = sign * math.exp(draw.uniform(*(math.log(s) for s in SPARSE_SCALE)))
-    share = math.exp(draw.uniform(*(math.log(s) for s in SPARSE_SHARE)))
+    scale = sign * _log_uniform(draw, *SPARSE_SCALE)
+    share = _log_uniform(draw, *SPARSE_SHARE)
     return round(scale, 3), 0.0, (draw.random(), draw.random()), float(f"{share:.6g}")
 
 
@@ -498,14 +503,10 @@ def hidden_perturbations(seeds: SeedStream) -> list[tuple[float, float, tuple[fl
     for (low, high), (shift_low, shift_high) in PERTURBATION_RANGES:
         sign = -1.0 if low < 0 else 1.0
         small, large = sorted((abs(low), abs(high)))
-        scale = sign * math.exp(draw.uniform(math.log(small), math.log(large)))
+        scale = sign * _log_uniform(draw, small, large)
         shift = round(draw.uniform(shift_low, shift_high), 3)
         drawn.append((round(scale, 3), shift, (draw.random(), draw.random())))
     return drawn
-
-
-def _is_hidden(spec: CallSpec) -> bool:
-    return spec.scale != 1.0 or spec.shift != 0.0
 
 
 def correctness_order(hidden: Sequence[bool], draw: random.Random) -> tuple[list[int], int]:
@@ -627,14 +628,14 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
     else:
         for mode in ("eval", "train"):
             calls.append((CallSpec(ref.seeds.next(), mode), f"trial {len(calls) + 1} ({mode} pass)"))
-    order, first_round = correctness_order([_is_hidden(spec) for spec, _ in calls], random.Random(ref.seeds.next()))
+    order, first_round = correctness_order([spec.perturbed for spec, _ in calls], random.Random(ref.seeds.next()))
     kept = Planned([], [], [], [], 0)
     drawn: list[tuple[float, float, bool]] = []  # per kept call: magnitude, sensitivity, hidden
     eval_sensitivity: dict[tuple[float, float], float] = {}  # per perturbation, its eval pass's
     cpu_twin: list[Any] = []  # one CPU copy of the reference for every integer check (_with_integers_perturbed)
     for position, index in enumerate(order):
         spec, label = calls[index]
-        hidden = _is_hidden(spec)
+        hidden = spec.perturbed
         with hold():  # each call's GPU work in a hold of its own (a CPU integer check included: bounded)
             if hidden:
                 spec, inputs = _with_integers_perturbed(ref, spec, cpu_twin)
@@ -1442,7 +1443,7 @@ class Session:
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
                 specs, atol_scales = insert_hidden_calls(specs, scheduled)
-                timed = [not _is_hidden(s) for s in specs]
+                timed = [not s.perturbed for s in specs]
                 pick = pick_checked_call(timed, self.ref.seeds)  # checked element by element (secret until the end)
                 first_ref = r % 2 == 0
                 ref_lates: list[float] = []
@@ -1473,12 +1474,11 @@ class Session:
                     if grown and r < 0:
                         continue
                 if r >= 0:  # the inserted hidden-set calls are checked, not timed: their inputs are not the problem's
-                    for side, values in (("ref", ref_times), ("cand", cand["times_ms"])):
-                        samples[side].extend(v for v, keep in zip(values, timed) if keep)
-                    for side, values in (("ref", ref_lates), ("cand", cand["late_ms"])):
-                        lates[side].extend(v for v, keep in zip(values, timed) if keep)
-                    for side, values in (("ref", ref_flushes), ("cand", cand["flush_ms"])):
-                        flushes[side].extend(v for v, keep in zip(values, timed) if keep)
+                    for kept, ref_values, cand_values in ((samples, ref_times, cand["times_ms"]),
+                                                          (lates, ref_lates, cand["late_ms"]),
+                                                          (flushes, ref_flushes, cand["flush_ms"])):
+                        kept["ref"].extend(itertools.compress(ref_values, timed))
+                        kept["cand"].extend(itertools.compress(cand_values, timed))
                     # the sampled fetch counts as the candidate's time: work deferred from `go` to it shows here
                     cand_overhead = cand_wall + cand_fetch_ms - sum(cand["times_ms"])
                     gaps.append(cand_overhead - (ref_wall + ref_check_ms - sum(ref_times)))

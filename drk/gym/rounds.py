@@ -51,6 +51,11 @@ class CallSpec:
     #: the share of each tensor's elements the perturbation moves, at positions drawn from the seed (0: all of them)
     sparse: float = 0.0
 
+    @property
+    def perturbed(self) -> bool:
+        """Whether the call is on a hidden set (its inputs scaled or shifted), not on ``get_inputs()``' own."""
+        return self.scale != 1.0 or self.shift != 0.0
+
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "mode": self.mode, "scale": self.scale, "shift": self.shift, "ints": self.ints,
                 "int_draw": list(self.int_draw), "sparse": self.sparse}
@@ -87,7 +92,7 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
     for index, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
             x = x.to(device)
-            if x.is_floating_point() and (spec.scale != 1.0 or spec.shift != 0.0):
+            if x.is_floating_point() and spec.perturbed:
                 x = x * spec.scale + spec.shift if spec.sparse <= 0.0 else _on_some_elements(x, spec, index)
             elif spec.ints and is_integer_tensor(x):
                 moved = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)  # its terms need the whole tensor
