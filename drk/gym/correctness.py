@@ -48,6 +48,54 @@ class Comparison:
     message: str
 
 
+@dataclass
+class Moved:
+    """The elements of a call's outputs that its sparse hidden set moved: where the reference's outputs differ from
+    the same call's without the outliers (:func:`moved_elements`). A hidden set's atol is scaled by how much larger
+    (or more sensitive to rounding) its outputs are; for a sparse set that holds only where its outliers reach. Scaled
+    for every element, a kernel wrong only at the outliers passed a timed call's digest, whose bound sums the
+    elements' tolerances (attacker review 23, F2); the other elements are held to ``unmoved_atol``, the seeded
+    trials' own.
+
+    Per output: a bool mask in host memory (None: not a tensor, or an integer one: compared exactly anyway), how
+    many elements it marks and their absolute sum in the reference's output (what a digest's bound needs, taken
+    when the mask is made so that a timed round does no extra work)."""
+
+    masks: list[torch.Tensor | None]
+    counts: list[int]
+    abs_sums: list[float]
+    unmoved_atol: float
+
+
+def moved_elements(before: list[Any], after: list[Any], unmoved_atol: float) -> Moved:
+    """:class:`Moved` for outputs ``after`` of a call whose outputs without its sparse perturbation are ``before``.
+    An element counts as moved when the two differ at all (NaN equal to NaN): a reference whose rounding varies from
+    call to call marks more elements, which only widens the tolerance. An output whose shape or dtype changed is
+    moved everywhere."""
+    masks: list[torch.Tensor | None] = []
+    counts: list[int] = []
+    abs_sums: list[float] = []
+    for b, a in zip(before, after):
+        if not (isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex())):
+            masks.append(None)
+            counts.append(0)
+            abs_sums.append(0.0)
+            continue
+        a = a.detach()
+        if a.is_complex():
+            a = torch.view_as_real(a.resolve_conj())
+            b = torch.view_as_real(b.detach().resolve_conj()) if isinstance(b, torch.Tensor) and b.is_complex() else b
+        if isinstance(b, torch.Tensor) and b.shape == a.shape and b.dtype == a.dtype:
+            b = b.detach().to(a.device)
+            mask = (a != b) & ~(torch.isnan(a) & torch.isnan(b))
+        else:
+            mask = torch.ones_like(a, dtype=torch.bool)
+        counts.append(int(mask.sum()))
+        abs_sums.append(float(a.to(torch.float64).abs().masked_fill_(~mask, 0.0).nan_to_num_(posinf=0.0).sum()))
+        masks.append(mask.reshape(-1).cpu())
+    return Moved(masks, counts, abs_sums, unmoved_atol)
+
+
 #: Elements compared at once: float64 temporaries of this many elements (128 MiB each) rather than of the whole
 #: output (for a 128M-element output, five of 1 GiB each: they counted in every evaluation's GPU footprint, and
 #: failed, an uncharged env_error, when a candidate held the GPU's memory).
@@ -63,8 +111,9 @@ def tolerance_for(value: torch.Tensor, atol: float, rtol: float) -> tuple[float,
 
 
 def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: float,
-                    chunk: int = COMPARE_CHUNK) -> Comparison:
-    """Compare flattened outputs with ``allclose``; NaN never passes. Says where the largest error is.
+                    chunk: int = COMPARE_CHUNK, moved: Moved | None = None) -> Comparison:
+    """Compare flattened outputs with ``allclose``; NaN never passes. Says where the largest error is. With
+    ``moved`` (a sparse hidden set's), ``atol`` holds at the elements it marks and ``moved.unmoved_atol`` elsewhere.
 
     Compared where they live (a GPU does this in microseconds; 64M elements on a CPU take seconds), ``chunk``
     elements at a time; on the CPU if the GPU has no memory left for it (the verdict must not depend on how much
@@ -88,12 +137,14 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             # wrong imaginary parts passed (attacker review 13); the index then says which of the two
             exp, out = torch.view_as_real(exp.resolve_conj()), torch.view_as_real(out.detach().resolve_conj())
         tol = tolerance_for(exp, atol, rtol)  # integers and booleans exactly
+        mask = moved.masks[index] if moved is not None and index < len(moved.masks) else None
+        strict = (min(moved.unmoved_atol, tol[0]), mask) if mask is not None and mask.numel() == exp.numel() else None
         try:
-            stats = _tensor_stats(exp, out.detach(), *tol, chunk)
+            stats = _tensor_stats(exp, out.detach(), *tol, chunk, strict)
         except torch.OutOfMemoryError:  # once more in host memory (a second failure there is the judge's own)
             if exp.is_cuda:
                 torch.cuda.empty_cache()
-            stats = _tensor_stats(exp.cpu(), out.detach().cpu(), *tol, chunk)
+            stats = _tensor_stats(exp.cpu(), out.detach().cpu(), *tol, chunk, strict)
         err, bad, first_worst = stats
         worst = max(worst, err)
         if bad:
@@ -127,11 +178,13 @@ def _shown(value: float | int) -> str:
     return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
-def _tensor_stats(exp: torch.Tensor, out: torch.Tensor, atol: float, rtol: float,
-                  chunk: int) -> tuple[float, int, tuple[int, float | int, float | int] | None]:
+def _tensor_stats(exp: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, chunk: int,
+                  strict: tuple[float, torch.Tensor] | None = None
+                  ) -> tuple[float, int, tuple[int, float | int, float | int] | None]:
     """Over ``chunk``-element pieces, in float64 on ``exp``'s device: the largest absolute error (a NaN where the
     reference has none counts as infinite), how many elements fail ``isclose``, and the failing element with the
-    largest error (flat index, got, expected; the first such)."""
+    largest error (flat index, got, expected; the first such). ``strict``: ``(atol, mask)``, a smaller atol for the
+    elements the flat mask leaves unmarked (:class:`Moved`)."""
     exp_flat, out_flat = exp.reshape(-1), out.reshape(-1)
     exact = not (exp.is_floating_point() or exp.is_complex())  # integers and booleans: compared in their own dtype
     err, bad, best, first_worst = 0.0, 0, -1.0, None
@@ -151,6 +204,9 @@ def _tensor_stats(exp: torch.Tensor, out: torch.Tensor, atol: float, rtol: float
                 err = largest  # NaN (the reference's own) stays the answer, as a whole-tensor max says
         if not exact:
             failing = ~_isclose(out_f, exp_f, atol=atol, rtol=rtol, equal_nan=True)
+            if strict is not None:
+                unmoved = ~strict[1][start:start + chunk].to(exp.device)
+                failing |= unmoved & ~_isclose(out_f, exp_f, atol=strict[0], rtol=rtol, equal_nan=True)
         count = int(failing.sum())
         if count:
             bad += count

@@ -460,6 +460,13 @@ class Planned:
     input_digests: list[list[dict[str, Any]]]
     first_round: int = 0
     atol_scale: list[float] = field(default_factory=list)
+    #: per call, the elements its sparse hidden set moved (None: the call's atol scale holds for every element)
+    moved: list[C.Moved | None] = field(default_factory=list)
+
+    def compare(self, index: int, expected: list[Any], got: list[Any], cfg: EvalConfig) -> C.Comparison:
+        """Call ``index``'s answer against ``expected`` (its kept outputs, wherever they now are) at its tolerance."""
+        return C.compare_outputs(expected, got, cfg.atol * self.atol_scale[index], cfg.rtol,
+                                 moved=self.moved[index] if self.moved else None)
 
     def timed_hidden_sets(self) -> list[tuple[CallSpec, float]]:
         """Each hidden set kept in its eval pass, with its atol scale: what timing rounds insert
@@ -538,32 +545,38 @@ def schedule_hidden_calls(counts: Sequence[int], n_sets: int, rate: float,
     return [[(slot, draw.randrange(n_sets)) for slot in range(count + 1) if draw.random() < rate] for count in counts]
 
 
-def insert_hidden_calls(specs: list[CallSpec], scheduled: Sequence[tuple[int, CallSpec, float]]
-                        ) -> tuple[list[CallSpec], list[float]]:
-    """``specs`` with the ``(slot, spec, atol scale)`` calls of :func:`schedule_hidden_calls` inserted, and each
-    call's atol scale (1 for the round's own calls)."""
-    before: dict[int, list[tuple[CallSpec, float]]] = {}
-    for slot, spec, scale in scheduled:
-        before.setdefault(slot, []).append((spec, scale))
+#: A hidden-set call to insert in a timing round: ``(slot, spec, atol scale, moved elements)``
+#: (:meth:`Session._hidden_timed_calls`); a call's tolerance is ``(atol scale, moved elements)``.
+HiddenCall = tuple[int, CallSpec, float, "C.Moved | None"]
+CallTolerance = tuple[float, "C.Moved | None"]
+
+
+def insert_hidden_calls(specs: list[CallSpec], scheduled: Sequence[HiddenCall]
+                        ) -> tuple[list[CallSpec], list[CallTolerance]]:
+    """``specs`` with the calls of :func:`schedule_hidden_calls` inserted at their slots, and each call's tolerance
+    (``(1, None)`` for the round's own calls)."""
+    before: dict[int, list[tuple[CallSpec, CallTolerance]]] = {}
+    for slot, spec, scale, moved in scheduled:
+        before.setdefault(slot, []).append((spec, (scale, moved)))
     out: list[CallSpec] = []
-    scales: list[float] = []
+    tolerances: list[CallTolerance] = []
     for k in range(len(specs) + 1):
-        for spec, scale in before.get(k, []):
+        for spec, tolerance in before.get(k, []):
             out.append(spec)
-            scales.append(scale)
+            tolerances.append(tolerance)
         if k < len(specs):
             out.append(specs[k])
-            scales.append(1.0)
-    return out, scales
+            tolerances.append((1.0, None))
+    return out, tolerances
 
 
 def pick_checked_call(timed: Sequence[bool], seeds: SeedStream) -> int:
     """Which call of a timing round is compared element by element (``timed``: False for the inserted hidden-set
     calls): in a round with hidden-set calls, one of them half the time. A digest's tolerance is the sum of the
-    elements' (and a sparse set's atol is scaled by its outliers' magnitude), so errors confined to a sparse set's
-    few moved elements fit in it; only the element-wise check sees them, and a uniform pick fell on a hidden call
-    about one round in twenty (attacker review 23: a kernel exact in its correctness calls and wrong on outliers
-    after them was ``correct`` 3 of 4)."""
+    elements', so errors confined to a few elements can fit in it where the element-wise check sees them; a
+    uniform pick fell on a hidden call about one round in twenty (attacker review 23: a kernel exact in its
+    correctness calls and wrong on a sparse set's outliers after them was ``correct`` 3 of 4, when that set's
+    scaled atol still held for every element)."""
     hidden = [i for i, plain in enumerate(timed) if not plain]
     if hidden and seeds.below(2) == 0:
         return hidden[seeds.below(len(hidden))]
@@ -648,12 +661,16 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
             # over several trials), asked of a copy made before the call, so that a reference whose state changes in
             # a call (a buffer, an attribute) is called exactly as often as the candidate will be
             twin = _twin(ref.model) if cfg.hidden_inputs and spec.mode == "eval" else None
+            # a sparse set's own call without its outliers, in a copy made before the call (the train pass's too:
+            # it may change buffers): where the two differ is where the set's scaled atol applies (C.Moved)
+            plain_twin = (twin if spec.mode == "eval" else _twin(ref.model)) if spec.sparse else None
             # a hidden set the candidate is never called with (below) must leave the reference's buffers (running
             # statistics) as they were; a Python attribute the call changed stays changed (no bundled problem has one)
             buffers = _buffers(ref.model) if hidden else None
             expected = rounds.call_model(ref.model, C.clone_all(inputs), spec.mode)
+            moved = _moved_by_outliers(ref, plain_twin, spec, cfg.atol, expected) if spec.sparse else None
             sensitivity = _rounding_sensitivity(twin, inputs, expected, spec.mode, ref.device) if twin else 0.0
-            del twin
+            del twin, plain_twin
             if hidden and spec.mode == "eval":
                 eval_sensitivity[(spec.scale, spec.shift)] = sensitivity
             if hidden and not all(_finite(x) for x in expected):
@@ -669,6 +686,7 @@ def plan_correctness(ref: Reference, cfg: EvalConfig,
             # kept in host memory: eight big outputs per evaluation, eight evaluations per GPU, would not fit on it
             kept.expected.append([_detach(x).cpu() if isinstance(x, torch.Tensor) else x for x in expected])
             kept.input_digests.append(digests)
+            kept.moved.append(moved)
             drawn.append((_magnitude(expected), sensitivity, hidden))
     # atol is in the output's units: where a hidden set scales the output up (x8 inputs of a matmul give x64 outputs
     # and x64 rounding errors), scale atol with it; where it makes the problem ill-conditioned (x8 inputs of a
@@ -748,6 +766,25 @@ def round_like_tf32(x: Any) -> Any:
     if bool(nonfinite.any()):
         rounded[nonfinite] = x[nonfinite]
     return rounded
+
+
+def _moved_by_outliers(ref: Reference, twin: Any, spec: CallSpec, atol: float, outputs: list[Any] | None = None
+                       ) -> C.Moved | None:
+    """Where a sparse hidden set's ``outputs`` (None: ``twin``'s for ``spec``) differ from the reference's for the
+    same call without the outliers (``twin``: a copy of the reference as it was before the call; the same seed, so
+    the same inputs elsewhere and the same random draws). None (the set's atol scale for every element) when there
+    is no copy or a call fails."""
+    if twin is None:
+        return None
+    plain = dataclasses.replace(spec, scale=1.0, shift=0.0, ints=False, sparse=0.0)
+    try:
+        with torch.random.fork_rng(devices=[ref.device] if ref.device.type == "cuda" else []):
+            if outputs is None:
+                outputs = rounds.call_model(twin, C.clone_all(ref.inputs(spec)), spec.mode)
+            before = rounds.call_model(twin, C.clone_all(ref.inputs(plain)), spec.mode)
+        return C.moved_elements(before, outputs, atol)
+    except Exception:  # noqa: BLE001 - the problem's code: a failure here only keeps the looser tolerance
+        return None
 
 
 def _twin(model: Any) -> Any:
@@ -1054,7 +1091,7 @@ class Session:
                 fetched = self.fetch(k, plan.expected[i])
                 with self._own_gpu_work():
                     expected = _on_device(plan.expected[i], self.ref.device)
-                    comparison = C.compare_outputs(expected, fetched, cfg.atol * plan.atol_scale[i], cfg.rtol)
+                    comparison = plan.compare(i, expected, fetched, cfg)
                     del expected, fetched
                 fields["max_abs_err"] = comparison.max_abs_err
                 if not comparison.ok:
@@ -1382,32 +1419,40 @@ class Session:
             lock.release()
             hold.quiet = hold.quiet and not getattr(lock, "expired", False)  # past the hold limit: not quiet
 
-    def _hidden_timed_calls(self, counts: list[int], seed: Callable[[], int]
-                            ) -> list[list[tuple[int, CallSpec, float]]]:
-        """Per timing round (``counts`` calls each), the hidden-set calls to insert: ``(slot, spec, atol scale)``.
+    def _hidden_timed_calls(self, counts: list[int], seed: Callable[[], int]) -> list[list[HiddenCall]]:
+        """Per timing round (``counts`` calls each), the hidden-set calls to insert (:data:`HiddenCall`).
         Made before the timing: a set whose integers the reference accepted perturbed has each call's integers
         checked on that call's own values by a CPU copy of the reference (:func:`_with_integers_perturbed`; an index
         out of range on a GPU is a device-side assert in the judge), which the exclusive hold must not wait for.
         Without integers, an integer kernel exact in every correctness call and wrong beyond ``get_inputs()``' range
-        after them met no hidden set (attacker review 21)."""
+        after them met no hidden set (attacker review 21). A sparse set's call has the elements its outliers move
+        found here too (:func:`_moved_by_outliers`, two reference calls), not in the timed round."""
         sets = self.plan.timed_hidden_sets() if self.plan is not None else []
         schedule = schedule_hidden_calls(counts, len(sets), self.cfg.timing_hidden_rate,
                                          random.Random(self._fresh_seed()))
-        made: list[list[tuple[int, CallSpec, float]]] = []
+        made: list[list[HiddenCall]] = []
         started = time.monotonic()
+        # the sparse calls' own calls go to a copy: a reference with state is called as often as the candidate
+        twin = _twin(self.ref.model) if any(sets[k][0].sparse for r in schedule for _, k in r) else None
         for round_schedule in schedule:
-            calls = []
+            calls: list[HiddenCall] = []
             for slot, k in round_schedule:
                 template, scale = sets[k]
                 spec = CallSpec(seed(), "eval", template.scale, template.shift, int_draw=template.int_draw,
                                 sparse=template.sparse)
-                if template.ints:  # the GPU lock held shared, as all the judge's own GPU work (its wait credited below)
+                moved = None
+                if template.ints or template.sparse:  # the GPU lock held shared, as all the judge's own GPU work
+                    # (its wait credited below, with the rest); an eval pass leaves the reference's state as it was
                     with held_gpu_work(self.timing_lock, self.ref.device) if self.ref.device.type == "cuda" \
                             else contextlib.nullcontext():
-                        spec, inputs = _with_integers_perturbed(self.ref, spec, self._cpu_twin)
-                        del inputs
-                calls.append((slot, spec, scale))
+                        if template.ints:
+                            spec, inputs = _with_integers_perturbed(self.ref, spec, self._cpu_twin)
+                            del inputs
+                        if template.sparse:
+                            moved = _moved_by_outliers(self.ref, twin, spec, self.cfg.atol)
+                calls.append((slot, spec, scale, moved))
             made.append(calls)
+        del twin
         self._credit(time.monotonic() - started)  # the judge's own work and its waits: not the candidate's time
         return made
 
@@ -1442,7 +1487,7 @@ class Session:
                     r += 1
                     continue
                 specs = [CallSpec(fixed_seed if same_inputs else self._fresh_seed(), "eval") for _ in range(count)]
-                specs, atol_scales = insert_hidden_calls(specs, scheduled)
+                specs, tolerances = insert_hidden_calls(specs, scheduled)
                 timed = [not s.perturbed for s in specs]
                 pick = pick_checked_call(timed, self.ref.seeds)  # checked element by element (secret until the end)
                 first_ref = r % 2 == 0
@@ -1452,17 +1497,17 @@ class Session:
                 if first_ref:
                     gpu.keep()
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(
-                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
+                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, tolerances)
                 gpu.keep()
                 cand, cand_wall = self.candidate_round(specs, lazy=True, burst_cycles=burst)
                 if not first_ref:
                     gpu.keep()
                     ref_times, ref_wall, ref_digests, picked = self.reference_round(
-                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, atol_scales)
+                        specs, pick, ref_lates, ref_flushes, burst, ref_starved, tolerances)
                 gpu.keep()  # the check's own sampling and the fetch
                 unchecked = frozenset(i for i, spec in enumerate(specs) if not timed[i]
                                       and _has_nonfinite(ref_digests[i]))
-                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, atol_scales[pick],
+                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, tolerances[pick],
                                                                unchecked)
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
@@ -1524,12 +1569,12 @@ class Session:
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None, burst_cycles: int = 0,
-                        starved: list[bool] | None = None, atol_scales: Sequence[float] | None = None
+                        starved: list[bool] | None = None, tolerances: Sequence[CallTolerance] | None = None
                         ) -> tuple[list[float], float, list[Any], list[Any]]:
         """The reference's round, in the runner's loop with the runner's per-call work (inputs made lazily, output
         digests; a timed round's inputs are not digested on either side), so both sides' wall time beyond their call
         times is comparable (a burst round, ``burst_cycles``, as the runner's: digests read back after the round).
-        Keeps the digests of every call (``atol_scales``: each call's, :func:`with_hidden_calls`) and the outputs of
+        Keeps the digests of every call (``tolerances``: each call's, :func:`insert_hidden_calls`) and the outputs of
         call ``pick`` only."""
         model = self.ref.timed if self.ref.timed is not None else self.ref.model
         cfg, seed = self.cfg, self.ref.digest_seed
@@ -1539,7 +1584,8 @@ class Session:
         def keep(index: int, inputs: Any, outputs: list[Any]) -> Any:
             if index == pick:
                 picked.extend(outputs)
-            return start(outputs, seed, cfg.atol * (atol_scales[index] if atol_scales else 1.0), cfg.rtol)
+            scale, moved = tolerances[index] if tolerances else (1.0, None)
+            return start(outputs, seed, cfg.atol * scale, cfg.rtol, moved)
 
         t0 = time.perf_counter()
         times, digests = rounds.run_round(model, rounds.LazyInputs(self.ref.module, specs, self.ref.device),
@@ -1552,7 +1598,7 @@ class Session:
         return times, wall, digests, picked
 
     def check_round(self, answer: dict[str, Any], ref_digests: list[Any], pick: int,
-                    picked: list[Any], atol_scale: float = 1.0,
+                    picked: list[Any], tolerance: CallTolerance = (1.0, None),
                     unchecked: frozenset[int] = frozenset()) -> tuple[float, float]:
         """Every call's digests must agree with the reference's; call ``pick`` is compared element by element at
         positions chosen now that the round is over. Returns the wall ms of the judge's own sampling and of the
@@ -1574,7 +1620,10 @@ class Session:
         fetched = self.fetch(pick, expected, sample_seed)
         t2 = time.perf_counter()
         if pick not in unchecked:
-            comparison = C.compare_outputs(expected, fetched, cfg.atol * atol_scale, cfg.rtol)
+            scale, moved = tolerance
+            if moved is not None:  # its masks at the same positions (the judge's own work after the round)
+                moved = dataclasses.replace(moved, masks=rounds.sample_values(moved.masks, sample_seed))
+            comparison = C.compare_outputs(expected, fetched, cfg.atol * scale, cfg.rtol, moved=moved)
             if not comparison.ok:
                 raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from drk.gym import digest_kernel
-from drk.gym.correctness import tolerance_for
+from drk.gym.correctness import Moved, tolerance_for
 
 _perf_counter = time.perf_counter
 _NO_GRAD = torch.no_grad
@@ -555,8 +555,8 @@ class PendingDigests:
     tensors: list[tuple[torch.Tensor, torch.Tensor]]  # (flat values, their four sums on the device)
     seed: int
     on_cpu: bool
-    #: per value, ``(atol, rtol, numel)`` for a reference's digest (:func:`start_reference_digests`), else None
-    tolerances: list[tuple[float, float, int] | None] | None = None
+    #: per value, ``(atol, rtol, numel, moved)`` for a reference's digest (:func:`start_reference_digests`), else None
+    tolerances: list[tuple[float, float, int, tuple[float, int, float] | None] | None] | None = None
 
 
 def start_digests(values: Sequence[Any], seed: int) -> PendingDigests:
@@ -639,7 +639,8 @@ def _nonfinite_digest(flat: torch.Tensor, w: torch.Tensor) -> list[float]:
     return total.cpu().tolist()
 
 
-def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> list[dict[str, Any]]:
+def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float,
+                      moved: Moved | None = None) -> list[dict[str, Any]]:
     """:func:`digest_values` of trusted outputs, with how far a right answer's sums can be from them: what the judge
     keeps of a call instead of the outputs.
 
@@ -648,28 +649,44 @@ def reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float
     :data:`WEIGHTED_SIGMAS` x ``sqrt(sum t_i^2)`` (``wbound``, or the worst case where that is smaller: a few
     elements) except with probability below 2 exp(-50), since its errors do not follow the weights; held to the
     worst case too, a constant at the outputs' mean passed (attacker review 15). Both with room for float64
-    rounding."""
-    return finish_digests(start_reference_digests(values, seed, atol, rtol))
+    rounding. With ``moved`` (a sparse hidden set's, :class:`drk.gym.correctness.Moved`), ``atol`` holds at the
+    elements it marks and ``moved.unmoved_atol`` at the others, so that errors confined to the outliers are not lost
+    in every other element's tolerance (attacker review 23, F2)."""
+    return finish_digests(start_reference_digests(values, seed, atol, rtol, moved))
 
 
-def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float) -> PendingDigests:
+def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol: float,
+                            moved: Moved | None = None) -> PendingDigests:
     """The first half of :func:`reference_digests` (:func:`finish_digests` is the second)."""
     pending = start_digests(values, seed)  # the same work as the runner's digests: equal overheads on both sides
-    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel()) if isinstance(v, torch.Tensor) else None
-                          for v in values]
+    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel(), _moved_part(moved, i, v))
+                          if isinstance(v, torch.Tensor) else None for i, v in enumerate(values)]
     return pending
 
 
-def _add_bounds(record: dict[str, Any], a: float, r: float, numel: int) -> None:
+def _moved_part(moved: Moved | None, index: int, value: torch.Tensor) -> tuple[float, int, float] | None:
+    """``(atol elsewhere, moved elements, their absolute sum)`` of output ``index`` (None: one atol for all)."""
+    if moved is None or index >= len(moved.masks) or moved.masks[index] is None \
+            or moved.masks[index].numel() != value.numel():
+        return None
+    return moved.unmoved_atol, moved.counts[index], moved.abs_sums[index]
+
+
+def _add_bounds(record: dict[str, Any], a: float, r: float, numel: int,
+                moved: tuple[float, int, float] | None = None) -> None:
     """A reference digest's ``bound`` and ``wbound`` (:func:`reference_digests`) for a tensor of ``numel``
-    elements compared at tolerances ``a``, ``r``."""
+    elements compared at tolerances ``a``, ``r`` (with ``moved``: ``a`` only at that many elements, whose absolute
+    sum is given, and a smaller atol at the rest)."""
     abs_sum = record["abs"] if isinstance(record["abs"], float) else math.inf
     squares = record["sq"] if isinstance(record["sq"], float) else math.inf
     # integers sum exactly in float64 below 2**53: no room then, or an answer off by one on a few of a large
     # output's elements would fit in it
     rounding = 0.0 if a == r == 0.0 and abs_sum < 2.0**53 else 1e-9 * (1 + abs_sum)
-    record["bound"] = a * numel + r * abs_sum + rounding
-    spread = a * a * numel + 2 * a * r * abs_sum + r * r * squares
+    # sum_i t_i and sum_i t_i^2 for t_i = a_i + r |x_i|, a_i = a at the moved elements and `base` at the rest
+    base, count, moved_abs = (min(moved[0], a), min(moved[1], numel), moved[2]) if moved else (a, numel, abs_sum)
+    record["bound"] = base * numel + (a - base) * count + r * abs_sum + rounding
+    spread = (base * base * numel + (a * a - base * base) * count + 2 * r * (base * abs_sum + (a - base) * moved_abs)
+              + r * r * squares)
     record["wbound"] = min(record["bound"], WEIGHTED_SIGMAS * math.sqrt(spread) + rounding)  # small n
 
 

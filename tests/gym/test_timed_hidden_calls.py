@@ -59,10 +59,10 @@ def test_hidden_calls_are_inserted_at_drawn_slots_with_their_sets_tolerance():
     everywhere = schedule_hidden_calls([10], 3, 1.0, random.Random(0))[0]
     assert [slot for slot, _ in everywhere] == list(range(11))  # before every call and after the last
     assert {k for _, k in everywhere} == {0, 1, 2}
-    hidden = [(slot, CallSpec(1000 + slot, "eval", 4.0, 0.5), 4.5) for slot, _ in everywhere]
-    calls, scales = insert_hidden_calls(specs, hidden)
-    assert len(calls) == 21 and calls[1::2] == specs and calls[::2] == [spec for _, spec, _ in hidden]
-    assert scales[::2] == [4.5] * 11 and scales[1::2] == [1.0] * 10
+    hidden = [(slot, CallSpec(1000 + slot, "eval", 4.0, 0.5), 4.5, None) for slot, _ in everywhere]
+    calls, tolerances = insert_hidden_calls(specs, hidden)
+    assert len(calls) == 21 and calls[1::2] == specs and calls[::2] == [spec for _, spec, _, _ in hidden]
+    assert tolerances[::2] == [(4.5, None)] * 11 and tolerances[1::2] == [(1.0, None)] * 10
     # at the default rate: ~3.3 per round of 10, at slots and of sets that vary from round to round
     rounds = schedule_hidden_calls([10] * 400, 4, EvalConfig().timing_hidden_rate, random.Random(1))
     counts = [len(r) for r in rounds]
@@ -152,6 +152,26 @@ def test_an_integer_kernel_exact_while_checked_meets_perturbed_integers_in_its_t
     assert honest.status == "correct" and not honest.hack_reasons, (honest.status, honest.feedback)
 
 
+#: Review 23, F2: exact in its first 13 calls and wherever an input does not look like get_inputs()' (the median
+#: of |x| says: every whole-tensor set moves it), else zero wherever |x| > 6, which only a sparse set's outliers
+#: reach (randn at 64M elements: ~0.1 such elements). Its timed sparse calls' digests passed while the set's scaled
+#: atol held for every element; a round's element-wise check samples 1 element in 1024 at GPU sizes.
+WRONG_AT_OUTLIERS_AFTER_CHECKS = EXACT_WHILE_CHECKED.replace(
+    "y = y * 0.5", "y = tl.where(tl.abs(x) > 6.0, 0.0, y)").replace(
+    "off_distribution = abs(float(x.mean())) > 0.1 or abs(float(x.std()) - 1.0) > 0.1",
+    "looks_drawn = abs(float(x.abs().median()) - 0.674) < 0.03 and abs(float(x.median())) < 0.03").replace(
+    "shortcut = _CALLS[0] > 13 and off_distribution", "shortcut = _CALLS[0] > 13 and looks_drawn")
+assert "looks_drawn" in WRONG_AT_OUTLIERS_AFTER_CHECKS and "shortcut = _CALLS[0] > 13 and looks" in \
+    WRONG_AT_OUTLIERS_AFTER_CHECKS and "6.0" in WRONG_AT_OUTLIERS_AFTER_CHECKS
+
+
+@pytest.mark.gpu
+def test_a_kernel_wrong_only_at_outliers_after_its_checks_fails_its_timed_sparse_calls(problem):
+    caught = [_evaluate(problem, WRONG_AT_OUTLIERS_AFTER_CHECKS, 1.0, "cuda") for _ in range(3)]
+    assert all(r.status == "incorrect" and "timed call" in r.feedback for r in caught), \
+        [(r.status, r.feedback) for r in caught]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("candidate", ["good", "legit_allow_tf32"])
 def test_honest_kernels_pass_a_hidden_call_in_every_timing_slot(problem, candidate, device):
@@ -190,7 +210,7 @@ def _timed_calls(source: str) -> tuple[list, object]:
     seeds = iter(range(10**6, 2 * 10**6))
     made = session._hidden_timed_calls([10, 10], lambda: next(seeds))
     assert session.runner.deadline > 100.0  # the judge's own checks are not the candidate's time
-    return [spec for calls in made for _, spec, _ in calls], ref
+    return [spec for calls in made for _, spec, _, _ in calls], ref
 
 
 def test_timed_calls_perturb_integers_only_where_the_reference_accepts_each_calls_values():

@@ -43,8 +43,10 @@ def _replay(ref: Reference, plan, answer, atol_scale=None) -> list[bool]:
     passed = []
     for i, spec in enumerate(plan.specs):
         got = answer(ref.inputs(spec), spec.mode)
-        scale = plan.atol_scale[i] if atol_scale is None else atol_scale[i]
-        passed.append(C.compare_outputs(plan.expected[i], got, cfg.atol * scale, cfg.rtol).ok)
+        if atol_scale is None:
+            passed.append(plan.compare(i, plan.expected[i], got, cfg).ok)
+        else:
+            passed.append(C.compare_outputs(plan.expected[i], got, cfg.atol * atol_scale[i], cfg.rtol).ok)
     return passed
 
 
@@ -204,7 +206,7 @@ def test_a_stateful_reference_is_called_once_per_planned_call(hidden_inputs):
 
     for i, spec in enumerate(plan.specs):
         got = rounds.call_model(twin, ref.inputs(spec), spec.mode)
-        assert C.compare_outputs(plan.expected[i], got, cfg.atol * plan.atol_scale[i], cfg.rtol).ok, plan.labels[i]
+        assert plan.compare(i, plan.expected[i], got, cfg).ok, plan.labels[i]
 
 
 INDEX_BY_VALUE = """
@@ -429,8 +431,8 @@ def _plans_that_catch(source: str, answer, keys) -> int:
     for i in keys:
         ref = cpu_reference(source, bytes([i]) * 16)
         plan = plan_correctness(ref, EvalConfig())
-        caught += any(not C.compare_outputs(plan.expected[k], [answer(ref.inputs(spec)[0], k, plan)],
-                                            1e-2 * plan.atol_scale[k], 1e-2).ok for k, spec in enumerate(plan.specs))
+        caught += any(not plan.compare(k, plan.expected[k], [answer(ref.inputs(spec)[0], k, plan)], EvalConfig()).ok
+                      for k, spec in enumerate(plan.specs))
     return caught
 
 
@@ -483,8 +485,7 @@ def test_a_skipped_hidden_set_leaves_the_references_buffers_as_they_were():
         assert all(("refreshed in place" in label) == (k >= plan.first_round) for k, label in enumerate(plan.labels))
         for k, spec in enumerate(plan.specs):
             got = rounds.call_model(fresh, ref.inputs(spec), spec.mode)
-            assert C.compare_outputs(plan.expected[k], got, cfg.atol * plan.atol_scale[k], cfg.rtol).ok, \
-                (i, plan.labels[k])
+            assert plan.compare(k, plan.expected[k], got, cfg).ok, (i, plan.labels[k])
         skipped_train_passes += 3 - sum("hidden" in label and "train pass" in label for label in plan.labels)
     assert skipped_train_passes > 0  # the case the test is about happened
 
