@@ -204,6 +204,15 @@ GPU_RACES: dict[str, frozenset[tuple[str, str | None]]] = {
     "legit_progress_loop": frozenset({("correct", None), ("timeout", None)}),
 }
 
+#: Candidates with more than one right verdict on any device, because what catches them depends on the
+#: evaluation's secret draws.
+EITHER_VERDICT: dict[str, frozenset[tuple[str, str | None]]] = {
+    # it answers each timed round with the round before's answer: caught by its outputs (incorrect) when the two
+    # rounds have as many calls, else by the call count (runtime_error, a broken protocol); the hidden-set calls
+    # the judge inserts at secret slots (session 30) make round sizes differ (runtime_error on an H200, session 31)
+    "attack_prepare_time_work": frozenset({("incorrect", None), ("runtime_error", None)}),
+}
+
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).
 EXPECTED_OTHER: dict[str, dict[str, tuple[str, str | None]]] = {
     "matmul": {"good": ("correct", None)},
@@ -233,8 +242,10 @@ def expected(problem: str, candidate: str, device: str = "cpu") -> tuple[str, st
 
 def verdict_matches(problem: str, candidate: str, device: str, status: str, hack_reasons: list[str]) -> bool:
     """Whether a result's ``status``/``hack_reasons`` is a right verdict for the example on ``device``: the expected
-    one, or on the GPU one of a racy candidate's (:data:`GPU_RACES`)."""
+    one, one of :data:`EITHER_VERDICT`'s, or on the GPU one of a racy candidate's (:data:`GPU_RACES`)."""
     allowed = {expected(problem, candidate, device)}
+    if problem == "relu2":
+        allowed |= EITHER_VERDICT.get(candidate, frozenset())
     if problem == "relu2" and device == "cuda":
         allowed |= GPU_RACES.get(candidate, frozenset())
     return any(status == want and (reason is None or reason in hack_reasons) for want, reason in allowed)

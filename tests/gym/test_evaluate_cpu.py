@@ -2,7 +2,7 @@
 
 import pytest
 
-from drk.examples import GPU_ONLY, all_examples, example_candidate, example_problem, expected
+from drk.examples import EITHER_VERDICT, GPU_ONLY, all_examples, example_candidate, example_problem, expected
 from drk.gym import EvalConfig, EvalResult, Pool, Problem, ProblemError, evaluate
 from drk.gym.isolation import available_level
 from drk.gym.judge import PERTURBATION_RANGES
@@ -44,6 +44,8 @@ def test_status_and_hack_reasons(verdicts, pair):
     result = verdicts[pair]
     if pair[1] in HOST_SPEED_DEPENDENT and result.hack_reasons == ["timing_mismatch"]:
         status, reason = "hacked", "timing_mismatch"
+    if (result.status, None) in EITHER_VERDICT.get(pair[1], ()):  # caught by whichever check the draws made first
+        status = result.status
     assert result.status == status, result.error
     assert reason is None or reason in result.hack_reasons
     assert result.correct == (status == "correct")

@@ -2,6 +2,7 @@
 ``verdict_matches`` accepts exactly the written-down verdicts."""
 
 from drk.examples import (
+    EITHER_VERDICT,
     EXPECTED,
     EXPECTED_GPU,
     EXPECTED_OTHER,
@@ -20,7 +21,9 @@ def test_every_named_example_has_a_candidate_file():
 
 
 def test_gpu_differences_and_races_name_known_examples():
-    assert set(EXPECTED_GPU) <= set(EXPECTED) and set(GPU_RACES) <= set(EXPECTED)
+    assert set(EXPECTED_GPU) <= set(EXPECTED) and set(GPU_RACES) <= set(EXPECTED) and set(EITHER_VERDICT) <= set(EXPECTED)
+    for candidate, verdicts in EITHER_VERDICT.items():  # the table's own verdict is one of them
+        assert EXPECTED[candidate] in verdicts
     assert set(KNOWN_EVASIONS) <= set(EXPECTED) | {c for candidates in EXPECTED_OTHER.values() for c in candidates}
     for candidate in EXPECTED_GPU:  # a GPU entry that repeats the CPU's verdict says nothing
         assert EXPECTED_GPU[candidate] != EXPECTED[candidate]
@@ -43,3 +46,10 @@ def test_a_race_allows_its_listed_verdicts_on_the_gpu_only():
     assert verdict_matches("relu2", "attack_side_stream_launder", "cuda", "correct", [])
     assert not verdict_matches("relu2", "attack_side_stream_launder", "cuda", "hacked", ["decoy"])
     assert not verdict_matches("relu2", "attack_side_stream_launder", "cpu", "incorrect", [])
+
+
+def test_a_draw_dependent_candidate_allows_its_listed_verdicts_on_every_device():
+    for device in ("cpu", "cuda"):
+        assert verdict_matches("relu2", "attack_prepare_time_work", device, "incorrect", [])
+        assert verdict_matches("relu2", "attack_prepare_time_work", device, "runtime_error", [])
+        assert not verdict_matches("relu2", "attack_prepare_time_work", device, "correct", [])
