@@ -307,6 +307,7 @@ def _module_and_model(source: str, path: str, name: str, cfg: EvalConfig,
                       device: torch.device) -> tuple[types.ModuleType, torch.nn.Module]:
     module = types.ModuleType(f"drk_reference_{name}")
     module.__file__ = path
+    torch.manual_seed(cfg.seed)  # as the runner: a tensor drawn at import (returned by get_inputs) is the same there
     exec(compile(source, path, "exec"), module.__dict__)  # trusted problem
     if device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
         module.__dict__.update(module.CPU_SIZES)

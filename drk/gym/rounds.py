@@ -83,6 +83,12 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
     alike (a model that draws in its call, a dropout, draws the same in the judge and the runner): a timed call's
     inputs are made just before it, and ``torch.initial_seed()`` inside the call gave its seed back, from which a
     module predicted the sparse set's positions and told it apart with 64 reads (attacker review 23).
+
+    Every tensor is a copy that keeps the layout (:func:`_layout_copy`), perturbed in place: a module-level tensor
+    ``get_inputs()`` returns each time is never written (the second round's refill wrote into it, and an honest
+    kernel was ``incorrect``), and a hidden set's inputs have the seeded calls' strides, storage offset and leaf
+    status (a perturbation made a sliced or expanded input contiguous and gave a grad-requiring one a ``grad_fn``: a
+    free tell, attacker review 23, F3-F4).
     """
     torch.manual_seed(spec.seed)
     with torch.device(device):
@@ -91,14 +97,43 @@ def make_inputs(module: Any, spec: CallSpec, device: torch.device) -> list[Any]:
     out = []
     for index, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
-            x = x.to(device)
+            x, storage = _layout_copy(x.to(device))
             if x.is_floating_point() and spec.perturbed:
-                x = x * spec.scale + spec.shift if spec.sparse <= 0.0 else _on_some_elements(x, spec, index)
+                _perturb_floats(x, storage, spec, index)
             elif spec.ints and is_integer_tensor(x):
-                moved = perturb_integers(x, spec.scale, spec.shift, spec.int_draw)  # its terms need the whole tensor
-                x = moved if spec.sparse <= 0.0 else _on_some_elements(x, spec, index, moved)
+                moved = perturb_integers(storage, spec.scale, spec.shift, spec.int_draw)  # the whole tensor's terms
+                if moved is not storage:
+                    if spec.sparse <= 0.0:
+                        storage.copy_(moved)
+                    else:
+                        offsets = _sparse_offsets(x, spec, index)
+                        storage[offsets] = moved[offsets]
+            x.requires_grad_(bool(inputs[index].requires_grad) and (x.is_floating_point() or x.is_complex()))
         out.append(x)
     return out
+
+
+def _layout_copy(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A detached copy of ``x`` with its sizes and strides, in a storage of its own that spans exactly the elements
+    ``x`` reaches (so offset 0), and that storage as a flat tensor: what :func:`make_inputs` perturbs in place.
+    One copy of the elements, as a perturbation makes; an expanded tensor keeps its stride 0 (one copy of the
+    elements it repeats)."""
+    x = x.detach()
+    span = 1 + sum((size - 1) * stride for size, stride in zip(x.shape, x.stride())) if x.numel() else 0
+    flat = torch.empty(span, dtype=x.dtype, device=x.device)
+    if span:
+        flat.copy_(torch.as_strided(x, (span,), (1,), x.storage_offset()))
+    copy = torch.empty(0, dtype=x.dtype, device=x.device).set_(flat.untyped_storage(), 0, x.shape, x.stride())
+    return copy, flat
+
+
+def _perturb_floats(x: torch.Tensor, storage: torch.Tensor, spec: CallSpec, index: int) -> None:
+    """``spec``'s scale and shift on every element of ``x`` (through its flat ``storage``), or on a sparse set's."""
+    if spec.sparse <= 0.0:
+        storage.mul_(spec.scale).add_(spec.shift)
+    elif x.numel():
+        offsets = _sparse_offsets(x, spec, index)
+        storage[offsets] = storage[offsets] * spec.scale + spec.shift  # an aliased element: the same value twice
 
 
 def seed_after_inputs(seed: int) -> int:
@@ -107,22 +142,20 @@ def seed_after_inputs(seed: int) -> int:
     return int.from_bytes(digest, "little") & (2**63 - 1)
 
 
-def _on_some_elements(x: torch.Tensor, spec: CallSpec, index: int, moved: torch.Tensor | None = None) -> torch.Tensor:
-    """A copy of ``x`` with a ``spec.sparse`` share of its elements (at least one) moved: to ``moved``'s values there
-    (integers, whose perturbation needs the whole tensor), or scaled and shifted by the spec; at positions drawn from
-    the call's seed and the input's index by a generator of their own (the global one, which the call's model may
-    draw from next, is left as ``get_inputs()`` left it). A sparse hidden set: a sample of the elements looks like
-    ``get_inputs()``', the moved ones do not (attacker review 22). One copy of ``x``, as a whole-tensor
-    perturbation makes."""
-    if x.numel() == 0:
-        return x
+def _sparse_offsets(x: torch.Tensor, spec: CallSpec, index: int) -> torch.Tensor:
+    """Where a sparse hidden set moves input ``index`` (a tensor of :func:`_layout_copy`'s, offset 0): a
+    ``spec.sparse`` share of its elements (at least one), at positions drawn from the call's seed and the input's
+    index by a generator of their own (the global one, which the call's model may draw from next, is left as
+    ``get_inputs()`` left it), as offsets into its storage (elements an expanded tensor repeats share one). A
+    sample of the elements then looks like ``get_inputs()``', the moved ones do not (attacker review 22)."""
     generator = torch.Generator().manual_seed((spec.seed * 1_000_003 + index) % 2**63)
     count = max(1, round(spec.sparse * x.numel()))
-    positions = torch.randint(0, x.numel(), (count,), generator=generator).to(x.device)
-    out = x.clone()  # x's strides kept: a layout that differed from the other calls' would tell the set apart
-    where = torch.unravel_index(positions, x.shape) if x.dim() else ()
-    out[where] = moved[where] if moved is not None else out[where] * spec.scale + spec.shift
-    return out
+    positions = torch.randint(0, x.numel(), (count,), generator=generator)
+    if x.dim() == 0:
+        return positions.to(x.device)
+    where = torch.unravel_index(positions, x.shape)
+    offsets = sum(i * stride for i, stride in zip(where, x.stride()))
+    return offsets.to(x.device)
 
 
 def is_integer_tensor(x: Any) -> bool:

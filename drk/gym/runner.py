@@ -124,6 +124,7 @@ class Runner:
     def _load_problem(self, req: dict[str, Any]) -> types.ModuleType:
         module = types.ModuleType("drk_problem")
         module.__file__ = "<problem>"
+        torch.manual_seed(int(req["seed"]))  # as the judge: a tensor drawn at import is the same on both sides
         exec(compile(req["problem_source"], f"<problem {req['problem_name']}>", "exec"), module.__dict__)
         if self.device.type == "cpu" and isinstance(getattr(module, "CPU_SIZES", None), dict):
             module.__dict__.update(module.CPU_SIZES)
@@ -383,8 +384,12 @@ def _refill(old: list[Any], new: list[Any]) -> list[Any]:
     input pointers then returns stale outputs, as it would in a real model fed new data in the same buffers."""
     out = []
     for o, n in zip(old, new):
-        if isinstance(o, torch.Tensor) and isinstance(n, torch.Tensor) and o.shape == n.shape and o.dtype == n.dtype:
-            o.copy_(n)
+        if isinstance(o, torch.Tensor) and isinstance(n, torch.Tensor) and o.shape == n.shape and o.dtype == n.dtype \
+                and o.stride() == n.stride() and o.storage_offset() == n.storage_offset() \
+                and o.untyped_storage().nbytes() == n.untyped_storage().nbytes() and o.device == n.device:
+            # storage to storage: an expanded tensor (stride 0) cannot be written element-wise, nor a leaf that
+            # requires grad in place (both were runtime errors of honest candidates: attacker review 23, F3)
+            o.untyped_storage().copy_(n.untyped_storage())
             n = o
         out.append(n)
     return out
