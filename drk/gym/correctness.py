@@ -57,29 +57,35 @@ class Moved:
     elements' tolerances (attacker review 23, F2); the other elements are held to ``unmoved_atol``, the seeded
     trials' own.
 
-    Per output: a bool mask in host memory (None: not a tensor, or an integer one: compared exactly anyway), how
-    many elements it marks and their absolute sum in the reference's output (what a digest's bound needs, taken
-    when the mask is made so that a timed round does no extra work)."""
+    Per output: a flat bool mask (None: not a tensor, or an integer one: compared exactly anyway; ``masks`` None:
+    not kept, see :func:`moved_elements`), how many elements it marks, their absolute sum in the reference's output
+    and the output's size (what a digest's bound needs, taken when the masks are made so that a timed round does no
+    extra work)."""
 
-    masks: list[torch.Tensor | None]
+    masks: list[torch.Tensor | None] | None
     counts: list[int]
     abs_sums: list[float]
+    numels: list[int]
     unmoved_atol: float
 
 
-def moved_elements(before: list[Any], after: list[Any], unmoved_atol: float) -> Moved:
+def moved_elements(before: list[Any], after: list[Any], unmoved_atol: float, keep: str | None = "host") -> Moved:
     """:class:`Moved` for outputs ``after`` of a call whose outputs without its sparse perturbation are ``before``.
     An element counts as moved when the two differ at all (NaN equal to NaN): a reference whose rounding varies from
     call to call marks more elements, which only widens the tolerance. An output whose shape or dtype changed is
-    moved everywhere."""
+    moved everywhere. ``keep``: where the masks stay (``"host"`` or ``"device"``, the outputs'), or None: only the
+    counts and sums (a timed call's digests need no more; a mask for its element-wise check is made if it is picked,
+    rather than 64 MB per call copied to the host for every one)."""
     masks: list[torch.Tensor | None] = []
     counts: list[int] = []
     abs_sums: list[float] = []
+    numels: list[int] = []
     for b, a in zip(before, after):
         if not (isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex())):
             masks.append(None)
             counts.append(0)
             abs_sums.append(0.0)
+            numels.append(a.numel() if isinstance(a, torch.Tensor) else 0)
             continue
         a = a.detach()
         if a.is_complex():
@@ -92,8 +98,9 @@ def moved_elements(before: list[Any], after: list[Any], unmoved_atol: float) -> 
             mask = torch.ones_like(a, dtype=torch.bool)
         counts.append(int(mask.sum()))
         abs_sums.append(float(a.to(torch.float64).abs().masked_fill_(~mask, 0.0).nan_to_num_(posinf=0.0).sum()))
-        masks.append(mask.reshape(-1).cpu())
-    return Moved(masks, counts, abs_sums, unmoved_atol)
+        numels.append(mask.numel())
+        masks.append(mask.reshape(-1).cpu() if keep == "host" else mask.reshape(-1))
+    return Moved(masks if keep else None, counts, abs_sums, numels, unmoved_atol)
 
 
 #: Elements compared at once: float64 temporaries of this many elements (128 MiB each) rather than of the whole
@@ -137,7 +144,7 @@ def compare_outputs(expected: list[Any], got: list[Any], atol: float, rtol: floa
             # wrong imaginary parts passed (attacker review 13); the index then says which of the two
             exp, out = torch.view_as_real(exp.resolve_conj()), torch.view_as_real(out.detach().resolve_conj())
         tol = tolerance_for(exp, atol, rtol)  # integers and booleans exactly
-        mask = moved.masks[index] if moved is not None and index < len(moved.masks) else None
+        mask = moved.masks[index] if moved is not None and moved.masks and index < len(moved.masks) else None
         strict = (min(moved.unmoved_atol, tol[0]), mask) if mask is not None and mask.numel() == exp.numel() else None
         try:
             stats = _tensor_stats(exp, out.detach(), *tol, chunk, strict)

@@ -769,12 +769,12 @@ def round_like_tf32(x: Any) -> Any:
     return rounded
 
 
-def _moved_by_outliers(ref: Reference, twin: Any, spec: CallSpec, atol: float, outputs: list[Any] | None = None
-                       ) -> C.Moved | None:
+def _moved_by_outliers(ref: Reference, twin: Any, spec: CallSpec, atol: float, outputs: list[Any] | None = None,
+                       keep: str | None = "host") -> C.Moved | None:
     """Where a sparse hidden set's ``outputs`` (None: ``twin``'s for ``spec``) differ from the reference's for the
     same call without the outliers (``twin``: a copy of the reference as it was before the call; the same seed, so
     the same inputs elsewhere and the same random draws). None (the set's atol scale for every element) when there
-    is no copy or a call fails."""
+    is no copy or a call fails. ``keep``: where the masks stay (:func:`drk.gym.correctness.moved_elements`)."""
     if twin is None:
         return None
     plain = dataclasses.replace(spec, scale=1.0, shift=0.0, ints=False, sparse=0.0)
@@ -783,7 +783,7 @@ def _moved_by_outliers(ref: Reference, twin: Any, spec: CallSpec, atol: float, o
             if outputs is None:
                 outputs = rounds.call_model(twin, C.clone_all(ref.inputs(spec)), spec.mode)
             before = rounds.call_model(twin, C.clone_all(ref.inputs(plain)), spec.mode)
-        return C.moved_elements(before, outputs, atol)
+        return C.moved_elements(before, outputs, atol, keep)
     except Exception:  # noqa: BLE001 - the problem's code: a failure here only keeps the looser tolerance
         return None
 
@@ -890,6 +890,7 @@ class Session:
         self.burst = cfg.timing_burst_cycles if ref.device.type == "cuda" else 0
         self.calibrated_burst = self.burst
         self._cpu_twin: list[Any] = []  # a CPU copy of the reference, once a timed call's integers are checked
+        self._sparse_twin: Any = None  # a copy of the reference for the timed sparse calls, during the timing
         self.own_names = set(payload["jit_function_names"])  # made by the caller with the probes' variants
         #: bytes of one call's outputs (sizes the timing rounds)
         self.output_bytes = max((sum(x.numel() * x.element_size() for x in e if isinstance(x, torch.Tensor))
@@ -1433,8 +1434,10 @@ class Session:
                                          random.Random(self._fresh_seed()))
         made: list[list[HiddenCall]] = []
         started = time.monotonic()
-        # the sparse calls' own calls go to a copy: a reference with state is called as often as the candidate
+        # the sparse calls' own calls go to a copy (kept for the checks' masks, :meth:`_tolerance_of_pick`): a
+        # reference with state is called as often as the candidate
         twin = _twin(self.ref.model) if any(sets[k][0].sparse for r in schedule for _, k in r) else None
+        self._sparse_twin = twin
         for round_schedule in schedule:
             calls: list[HiddenCall] = []
             for slot, k in round_schedule:
@@ -1450,10 +1453,9 @@ class Session:
                             spec, inputs = _with_integers_perturbed(self.ref, spec, self._cpu_twin)
                             del inputs
                         if template.sparse:
-                            moved = _moved_by_outliers(self.ref, twin, spec, self.cfg.atol)
+                            moved = _moved_by_outliers(self.ref, twin, spec, self.cfg.atol, keep=None)
                 calls.append((slot, spec, scale, moved))
             made.append(calls)
-        del twin
         self._credit(time.monotonic() - started)  # the judge's own work and its waits: not the candidate's time
         return made
 
@@ -1508,7 +1510,8 @@ class Session:
                 gpu.keep()  # the check's own sampling and the fetch
                 unchecked = frozenset(i for i, spec in enumerate(specs) if not timed[i]
                                       and _has_nonfinite(ref_digests[i]))
-                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, tolerances[pick],
+                ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked,
+                                                               self._tolerance_of_pick(specs[pick], tolerances[pick]),
                                                                unchecked)
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
@@ -1534,6 +1537,7 @@ class Session:
                     if not cuda and rounds.cpu_rounds_done(gaps, per_round, slack):
                         break  # CPU: more rounds only while their median is over the slack
                 r += 1
+        self._sparse_twin = None
         quiet = gpu.quiet
         # work the candidate's calls left running (other streams, threads) is charged when its calls typically settle
         # later than the reference's; the reference is trusted code and keeps its GPU-only times
@@ -1567,6 +1571,18 @@ class Session:
             # a speedup cap, the reward (attacker review, 2026-12-02)
             result["speedup"] = wire.finite_or_none(ref_ms / cand_ms) if cand_ms > 0 else None
         return result
+
+    def _tolerance_of_pick(self, spec: CallSpec, tolerance: CallTolerance) -> CallTolerance:
+        """The tolerance of a round's element-wise checked call: a timed sparse call's moved elements were counted
+        before the timing (:meth:`_hidden_timed_calls`) but not kept; the mask is made now, on the device, for the
+        one call checked (the judge's own work: not the candidate's time)."""
+        scale, moved = tolerance
+        if moved is None or moved.masks is not None:
+            return tolerance
+        started = time.monotonic()
+        moved = _moved_by_outliers(self.ref, self._sparse_twin, spec, self.cfg.atol, keep="device")
+        self._credit(time.monotonic() - started)
+        return scale, moved
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None, burst_cycles: int = 0,

@@ -699,8 +699,8 @@ def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol:
 
 def _moved_part(moved: Moved | None, index: int, value: torch.Tensor) -> tuple[float, int, float] | None:
     """``(atol elsewhere, moved elements, their absolute sum)`` of output ``index`` (None: one atol for all)."""
-    if moved is None or index >= len(moved.masks) or moved.masks[index] is None \
-            or moved.masks[index].numel() != value.numel():
+    if moved is None or index >= len(moved.numels) or moved.numels[index] != value.numel() \
+            or not (value.is_floating_point() or value.is_complex()):
         return None
     return moved.unmoved_atol, moved.counts[index], moved.abs_sums[index]
 

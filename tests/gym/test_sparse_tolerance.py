@@ -45,7 +45,8 @@ def test_moved_elements_marks_where_the_outputs_differ():
     after = [torch.tensor([1.0, -2.0, math.nan, 8.0]), torch.tensor([1, 5]), 3.0]
     moved = C.moved_elements(before, after, 0.01)
     assert moved.masks[0].tolist() == [False, True, False, True]  # NaN where it was NaN: not moved
-    assert moved.counts[0] == 2 and moved.abs_sums[0] == 10.0
+    assert moved.counts[0] == 2 and moved.abs_sums[0] == 10.0 and moved.numels == [4, 2, 0]
+    assert C.moved_elements(before, after, 0.01, keep=None).masks is None
     assert moved.masks[1] is None and moved.masks[2] is None  # integers are compared exactly anyway
     reshaped = C.moved_elements([torch.zeros(4)], [torch.zeros(2, 2)], 0.01)
     assert reshaped.counts[0] == 4  # nothing to compare with: moved everywhere
@@ -53,7 +54,7 @@ def test_moved_elements_marks_where_the_outputs_differ():
 
 def test_the_scaled_atol_holds_only_at_moved_elements():
     expected = torch.zeros(8)
-    moved = C.Moved([torch.tensor([True] + [False] * 7)], [1], [0.0], unmoved_atol=0.01)
+    moved = C.Moved([torch.tensor([True] + [False] * 7)], [1], [0.0], [8], unmoved_atol=0.01)
     off_at_moved = expected.clone()
     off_at_moved[0] = 0.5
     off_elsewhere = expected.clone()
@@ -67,7 +68,7 @@ def test_the_scaled_atol_holds_only_at_moved_elements():
 
 def test_a_digests_bound_sums_the_scaled_atol_over_moved_elements_only():
     values = torch.ones(1000)
-    moved = C.Moved([torch.arange(1000) < 10], [10], [10.0], unmoved_atol=0.01)
+    moved = C.Moved(None, [10], [10.0], [1000], unmoved_atol=0.01)  # a digest needs no mask
     whole = rounds.reference_digests([values], 5, 0.5, 0.01)[0]
     sparse = rounds.reference_digests([values], 5, 0.5, 0.01, moved)[0]
     assert whole["bound"] == pytest.approx(0.5 * 1000 + 0.01 * 1000, rel=1e-6)
@@ -114,7 +115,8 @@ def test_an_answer_wrong_only_at_the_outliers_fails_a_timed_calls_digest():
 
 def test_the_plan_and_the_timed_calls_mark_the_elements_the_outliers_moved():
     """The sparse set's calls carry their moved elements, in the correctness plan (both passes) and in the timed
-    calls (made before the timing); the other sets' calls hold their scaled atol everywhere."""
+    calls (counted before the timing; the mask made for the call a round checks element by element); the other
+    sets' calls hold their scaled atol everywhere."""
     from drk.gym.judge import Session, cpu_reference, plan_correctness
 
     ref = cpu_reference(BIG_RELU2, b"sparse-tol")
@@ -143,4 +145,9 @@ def test_the_plan_and_the_timed_calls_mark_the_elements_the_outliers_moved():
     assert all(moved is None for _, spec, _, moved in made if not spec.sparse)
     for spec, moved in timed_sparse:  # each call's own positions
         x = ref.inputs(spec)[0]
-        assert moved.masks[0].tolist() == (_relu2(x) != _relu2(ref.inputs(CallSpec(spec.seed))[0])).tolist()
+        mask = _relu2(x) != _relu2(ref.inputs(CallSpec(spec.seed))[0])
+        assert moved.masks is None and moved.counts == [int(mask.sum())]
+        session._credit = lambda seconds: None
+        scale, picked = session._tolerance_of_pick(spec, (3.0, moved))
+        assert scale == 3.0 and picked.masks[0].tolist() == mask.tolist()
+    assert session._tolerance_of_pick(CallSpec(5), (1.0, None)) == (1.0, None)

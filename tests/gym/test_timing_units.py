@@ -127,19 +127,18 @@ def test_calls_per_round_shrinks_for_big_outputs_but_never_below_two():
 def test_lazy_rounds_hold_one_input_set_and_keep_what_the_caller_asks():
     import weakref
 
-    made = []
+    made = []  # the input each call got (a copy of what get_inputs returned: rounds.make_inputs)
 
     class Problem:
         @staticmethod
         def get_inputs():
-            x = torch.randn(1000)
-            made.append(weakref.ref(x))
-            return [x]
+            return [torch.randn(1000)]
 
     specs = [CallSpec(seed) for seed in range(5)]
     alive_during_calls = []
 
     def model(x):
+        made.append(weakref.ref(x))
         alive_during_calls.append(sum(r() is not None for r in made))
         return x * 2
 
