@@ -35,6 +35,8 @@ def main() -> None:
                              "peak (default drk.gym.pool.PROCESSES_PER_EVALUATION)")
     parser.add_argument("--burst-cycles", type=int, default=None,
                         help="EvalConfig.timing_burst_cycles (burst rounds; default: the config's own)")
+    parser.add_argument("--l2-flush-mb", type=int, default=None,
+                        help="EvalConfig.l2_flush_mb (a longer flush hides more of the host's launch latency)")
     parser.add_argument("--append", action="store_true",
                         help="keep the rows already in --out that this run does not measure again (another "
                              "reference mode or level in a device call of its own: a 10-minute call fits about one "
@@ -51,8 +53,9 @@ def main() -> None:
     kept = _earlier_rows(args, {(p.key, kind) for p, kind in labels}) if args.append else []
     frames = []
     for policy, mode in [(p, m) for m in args.reference_modes for p in args.policies]:
-        burst = {} if args.burst_cycles is None else {"timing_burst_cycles": args.burst_cycles}
-        config = EvalConfig(timeout_s=300, timing_policy=policy, reference_mode=mode, **burst)
+        knobs = {key: value for key, value in (("timing_burst_cycles", args.burst_cycles),
+                                                ("l2_flush_mb", args.l2_flush_mb)) if value is not None}
+        config = EvalConfig(timeout_s=300, timing_policy=policy, reference_mode=mode, **knobs)
         factor = {} if args.memory_factor is None else {"memory_factor": args.memory_factor}
         pool = Pool(device="cuda", workers=args.workers, config=config, progress=True, **factor)
         start = time.monotonic()

@@ -149,6 +149,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_builder_grid_dim": ("hacked", "no_effect"),  # ... and the interpreter's grid_dim at (0, 0, 0)
     # Session 30: attacker review 22.
     "attack_stats_gate": ("incorrect", None),  # shortcut where 256 sampled elements look like randn: the sparse set
+    # Session 31: reads each call's perturbation from its own runner (a known evasion; CPU-checked)
+    "attack_callspec_peek": ("correct", None),
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
@@ -168,6 +170,9 @@ KNOWN_EVASIONS: dict[str, str] = {
                                "timing_round_slack_ms per round (~0.5 ms per call with 10-call rounds), which is all of a "
                                "kernel shorter than that: on an H200 it got 39.2x and 39.8x (two runs; honest relu2 "
                                "kernels ~2x), ~20x the truth (CPU runs report no speedup)",
+    "attack_callspec_peek": "wraps its runner's op_prepare to read every call's description, perturbation included, "
+                            "and is exact only on the hidden sets' calls: right on get_inputs()' distribution only, "
+                            "it is correct; the calls' descriptions reach the candidate's process by design",
     "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
                              "the judge times the reference (interleaved rounds): the reference's times and so its "
                              "speedup rise; correct is its right verdict, the inflated speedup is the evasion (CPU runs "

@@ -362,26 +362,10 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
             return {**out, "reference_error": _format_exception(exc, payload["problem_path"])}
         session = Session(reporter, runner, ref, cfg, plan, inside, payload, timing_lock, probe_runner,
                           request_runner)
-        try:
-            out.update(session.run())
-        except Verdict as verdict:
-            out.update(status=verdict.status, error=verdict.error, **verdict.fields)
-        except ProbeUnavailable as exc:
-            return {**out, "internal_error": str(exc)}
-        except wire.WireTimeout:
-            if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: the runner did not start in time
-                return {**out, "internal_error": "the candidate's runner did not start in time"}
-            out.update(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
-                       f"(stuck in stage '{session.stage}')" + _where(runner, inside, payload["candidate_source"]))
-        except wire.WireError as exc:
-            how = runner.exit_description()
-            if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: this is drk's own failure
-                tail = bytes(runner.tail[-1500:]).decode(errors="replace")
-                return {**out, "internal_error": f"the runner failed to start ({how}: {exc}): {tail}"}
-            out.update(status="runtime_error",
-                       error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
-                       f"'{session.stage}' (a segfault, os._exit, memory exhausted or a CUDA fault)"
-                       + _where(runner, inside, payload["candidate_source"]))
+        fields = _session_outcome(session, runner, cfg, inside, payload["candidate_source"])
+        if "internal_error" in fields:
+            return {**out, **fields}
+        out.update(fields)
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
         if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
@@ -403,6 +387,32 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
     if isinstance(out.get("error"), str):  # every path, not only a Verdict's (a crash quotes the candidate's lines)
         out["error"] = capped_error(out["error"])
     return out
+
+
+def _session_outcome(session: Session, runner: RunnerProcess, cfg: EvalConfig, inside: str,
+                     candidate_source: str) -> dict[str, Any]:
+    """The result fields of ``session.run()``, or its failure as a status; ``internal_error`` where the failure is
+    drk's own (the candidate not loaded yet, a probe runner unavailable), never charged to the candidate."""
+    try:
+        return session.run()
+    except Verdict as verdict:
+        return dict(status=verdict.status, error=verdict.error, **verdict.fields)
+    except ProbeUnavailable as exc:
+        return {"internal_error": str(exc)}
+    except wire.WireTimeout:
+        if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: the runner did not start in time
+            return {"internal_error": "the candidate's runner did not start in time"}
+        return dict(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
+                    f"(stuck in stage '{session.stage}')" + _where(runner, inside, candidate_source))
+    except wire.WireError as exc:
+        how = runner.exit_description()
+        if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: this is drk's own failure
+            tail = bytes(runner.tail[-1500:]).decode(errors="replace")
+            return {"internal_error": f"the runner failed to start ({how}: {exc}): {tail}"}
+        return dict(status="runtime_error",
+                    error=f"the candidate's process died or broke the protocol ({how}: {exc}) in stage "
+                    f"'{session.stage}' (a segfault, os._exit, memory exhausted or a CUDA fault)"
+                    + _where(runner, inside, candidate_source))
 
 
 def record_stage_end(record: dict[str, float], stage: str, value: float) -> None:

@@ -13,22 +13,14 @@ import types
 import pytest
 import torch
 
+from drk.examples import example_problem
 from drk.gym import EvalConfig, judge, rounds
 from drk.gym import correctness as C
 from drk.gym.rounds import CallSpec
 
-#: relu2 (as the bundled example) at a size where a round's element-wise check samples 1 in 16 elements.
-BIG_RELU2 = """
-import torch, torch.nn as nn
-N = 1 << 20
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x) * 2.0
-def get_inputs():
-    return [torch.randn(N)]
-def get_init_inputs():
-    return []
-"""
+#: relu2 (the bundled example) at a size where a round's element-wise check samples 1 in 16 elements.
+BIG_RELU2 = example_problem("relu2").source.replace('CPU_SIZES = {"N": 4096}', 'CPU_SIZES = {"N": 1 << 20}')
+assert "1 << 20" in BIG_RELU2
 
 
 def _relu2(x: torch.Tensor) -> torch.Tensor:
