@@ -574,3 +574,34 @@ def test_a_call_cannot_read_its_seed_back_from_torch():
         rounds.make_inputs(Problem, CallSpec(seed, "eval", 8.0, 0.0, sparse=0.01), cpu)
         assert torch.equal(torch.rand(3), first)  # what the call draws next: the same whatever the set
     assert rounds.seed_after_inputs(5) != rounds.seed_after_inputs(6)
+
+
+#: KernelBench's 23_Softmax shape: seeded outputs ~1e-4, below atol, so an all-zero answer passes every seeded trial.
+WIDE_SOFTMAX = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+def get_inputs():
+    return [torch.randn(16, 16384)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_all_zero_answer_fails_a_hidden_set_where_seeded_outputs_are_below_atol():
+    """Attacker review 24, F2: the hidden sets' atol scales are ratios to the seeded trials' magnitude and rounding
+    sensitivity, both tiny here, and reached x223-x551: zeros passed every planned call in 10 of 10 evaluations.
+    Capped (``judge._capped_scale``) where every seeded output is below atol, every plan catches them; answers made
+    from TF32-rounded inputs still pass every call."""
+    cfg = EvalConfig()
+    for key in range(6):
+        ref = cpu_reference(WIDE_SOFTMAX, bytes([key + 40]) * 16)
+        plan = plan_correctness(ref, cfg)
+        zeros = [plan.compare(i, plan.expected[i], [torch.zeros_like(plan.expected[i][0])], cfg).ok
+                 for i in range(len(plan.specs))]
+        assert not all(zeros), (key, plan.atol_scale)
+        assert all(zeros[i] for i, spec in enumerate(plan.specs) if not spec.perturbed)  # the seeded trials cannot
+        for i, spec in enumerate(plan.specs):
+            rounded = torch.softmax(round_like_tf32(ref.inputs(spec)[0]), dim=1)
+            assert plan.compare(i, plan.expected[i], [rounded], cfg).ok, (key, plan.labels[i])
