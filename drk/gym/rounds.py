@@ -148,14 +148,15 @@ def _sparse_offsets(x: torch.Tensor, spec: CallSpec, index: int) -> torch.Tensor
     index by a generator of their own (the global one, which the call's model may draw from next, is left as
     ``get_inputs()`` left it), as offsets into its storage (elements an expanded tensor repeats share one). A
     sample of the elements then looks like ``get_inputs()``', the moved ones do not (attacker review 22)."""
-    generator = torch.Generator().manual_seed((spec.seed * 1_000_003 + index) % 2**63)
+    # drawn where the tensor is: a copy to the GPU waits for it, and the host then waited before sparse calls only,
+    # a tell a call could time (attacker review 24, F3, reasoned)
+    generator = torch.Generator(device=x.device).manual_seed((spec.seed * 1_000_003 + index) % 2**63)
     count = max(1, round(spec.sparse * x.numel()))
-    positions = torch.randint(0, x.numel(), (count,), generator=generator)
+    positions = torch.randint(0, x.numel(), (count,), generator=generator, device=x.device)
     if x.dim() == 0:
-        return positions.to(x.device)
+        return positions
     where = torch.unravel_index(positions, x.shape)
-    offsets = sum(i * stride for i, stride in zip(where, x.stride()))
-    return offsets.to(x.device)
+    return sum(i * stride for i, stride in zip(where, x.stride()))
 
 
 def is_integer_tensor(x: Any) -> bool:
