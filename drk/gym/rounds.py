@@ -693,14 +693,18 @@ def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol:
                             moved: Moved | None = None) -> PendingDigests:
     """The first half of :func:`reference_digests` (:func:`finish_digests` is the second)."""
     pending = start_digests(values, seed)  # the same work as the runner's digests: equal overheads on both sides
-    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel(), _moved_part(moved, i, v))
-                          if isinstance(v, torch.Tensor) else None for i, v in enumerate(values)]
+    # a complex tensor is digested as its real and imaginary parts: twice its elements' count of values, each
+    # compared at the tolerance (its bound at one per element was half what a right answer may need: review 24)
+    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel() * (2 if v.is_complex() else 1),
+                           _moved_part(moved, i, v)) if isinstance(v, torch.Tensor) else None
+                          for i, v in enumerate(values)]
     return pending
 
 
 def _moved_part(moved: Moved | None, index: int, value: torch.Tensor) -> tuple[float, int, float] | None:
     """``(atol elsewhere, moved elements, their absolute sum)`` of output ``index`` (None: one atol for all)."""
-    if moved is None or index >= len(moved.numels) or moved.numels[index] != value.numel() \
+    if moved is None or index >= len(moved.numels) \
+            or moved.numels[index] != value.numel() * (2 if value.is_complex() else 1) \
             or not (value.is_floating_point() or value.is_complex()):
         return None
     return moved.unmoved_atol, moved.counts[index], moved.abs_sums[index]

@@ -203,3 +203,15 @@ def test_every_hidden_call_of_a_round_is_compared_element_by_element():
     x = ref.inputs(sparse)[0]
     digests = rounds.reference_digests([torch.softmax(x, dim=-1)], 9, cfg.atol * 2.0, cfg.rtol, moved)
     assert judge._digests_agree(digests, rounds.digest_values([_softmax_reading_outliers_as_zero(x)], 9))[0]
+
+
+def test_a_complex_outputs_digest_bound_counts_both_parts():
+    """A complex output is digested as its real and imaginary parts; its bound counted one tolerance per complex
+    element, half what a right answer may need (attacker review 24, minor): an answer off by 0.9 atol in both parts
+    of every element (allclose) failed its digest. The sparse set's moved elements count both parts too."""
+    expected = torch.zeros(1000, dtype=torch.complex64)
+    close = torch.full((1000,), complex(0.009, 0.009), dtype=torch.complex64)
+    assert C.compare_outputs([expected], [close], 0.01, 0.0).ok
+    assert judge._digests_agree(rounds.reference_digests([expected], 4, 0.01, 0.0), rounds.digest_values([close], 4))[0]
+    moved = C.moved_elements([expected], [expected + complex(1, 1)], 0.01)
+    assert moved.numels == [2000] and rounds._moved_part(moved, 0, expected) == (0.01, 2000, 2000.0)
