@@ -1547,7 +1547,7 @@ class Session:
                 tolerance = self._checked_tolerance(specs[pick], tolerances[pick])
                 self._credit(time.monotonic() - made)  # the judge's own work: not the candidate's time
                 ref_check_ms, cand_fetch_ms = self.check_round(cand, ref_digests, pick, picked, tolerance, unchecked)
-                self.check_hidden_calls(specs, timed, pick, tolerances, unchecked)
+                self.check_hidden_calls(specs, timed, pick, tolerances, unchecked, ref_digests)
                 if burst and (any(ref_starved) or cand.get("starved") is True):
                     # the GPU caught up with a host still queueing: host latency in the wall time. Longer busy-waits
                     # for the rounds after it, on both sides alike (a candidate that claims it always only makes its
@@ -1618,7 +1618,8 @@ class Session:
         return scale, _moved_by_outliers(self.ref, self._timing_twin, spec, self.cfg.atol, outputs, keep="device")
 
     def check_hidden_calls(self, specs: list[CallSpec], timed: list[bool], pick: int,
-                           tolerances: Sequence[CallTolerance], unchecked: frozenset[int]) -> None:
+                           tolerances: Sequence[CallTolerance], unchecked: frozenset[int],
+                           ref_digests: Sequence[Any]) -> None:
         """Every hidden-set call of a round but ``pick`` (already compared) compared element by element at
         :data:`drk.gym.rounds.SAMPLE_ELEMENTS` positions chosen now, against a copy of the reference called again
         for it. A digest passes errors of a few tolerances at every element, and on a problem whose outputs a
@@ -1626,7 +1627,9 @@ class Session:
         correctness calls and wrong at outliers after them was ``correct`` 5 of 5 on a row softmax with a hidden
         call in every slot, caught only by the one call per round checked element by element (attacker review 24,
         F1). Outside both sides' accounting of the round (the judge's own work, credited to the candidate's clock):
-        the calls are not timed, and the reference side has nothing like it."""
+        the calls are not timed, and the reference side has nothing like it. A call whose outputs from the copy
+        disagree with the reference round's digests for it (a reference whose output depends on its own state,
+        which the copy does not share) keeps its digest check alone: never a penalty for the reference's doing."""
         checked = [i for i in range(len(specs)) if not timed[i] and i != pick and i not in unchecked]
         if not checked or self._timing_twin is None:
             return
@@ -1635,6 +1638,8 @@ class Session:
             spec = specs[index]
             sample_seed = self._fresh_seed()
             outputs = rounds.call_model(self._timing_twin, C.clone_all(self.ref.inputs(spec)), spec.mode)
+            if not _digests_agree(ref_digests[index], rounds.digest_values(outputs, self.ref.digest_seed))[0]:
+                continue
             scale, moved = self._checked_tolerance(spec, tolerances[index], outputs)
             expected = rounds.sample_values(outputs, sample_seed)
             del outputs

@@ -190,15 +190,24 @@ def test_every_hidden_call_of_a_round_is_compared_element_by_element():
             return rounds.sample_values([kernel(ref.inputs(specs[index])[0])], seed)
         return fetch
 
+    ref.digest_seed = 9
+    digests = [rounds.reference_digests([torch.softmax(ref.inputs(spec)[0], dim=-1)], 9, cfg.atol * scale, cfg.rtol,
+                                        call_moved) for spec, (scale, call_moved) in zip(specs, tolerances)]
     session.fetch = answer_with(lambda x: torch.softmax(x, dim=-1))
-    session.check_hidden_calls(specs, timed, 0, tolerances, frozenset())
+    session.check_hidden_calls(specs, timed, 0, tolerances, frozenset(), digests)
     assert fetched == [1, 3]  # the hidden calls only (call 0, the round's pick, was compared by check_round)
     fetched.clear()
-    session.check_hidden_calls(specs, timed, 3, tolerances, frozenset({1}))  # a call left unchecked: not fetched
+    session.check_hidden_calls(specs, timed, 3, tolerances, frozenset({1}), digests)  # left unchecked: not fetched
     assert fetched == []
     session.fetch = answer_with(_softmax_reading_outliers_as_zero)
     with pytest.raises(Verdict, match="timed call"):
-        session.check_hidden_calls(specs, timed, 0, tolerances, frozenset())
+        session.check_hidden_calls(specs, timed, 0, tolerances, frozenset(), digests)
+    # a copy of the reference out of step with it (its digests disagree: a reference with state) checks nothing more
+    fetched.clear()
+    out_of_step = [rounds.reference_digests([torch.softmax(ref.inputs(spec)[0], dim=-1) + 1], 9, cfg.atol, cfg.rtol)
+                   for spec in specs]
+    session.check_hidden_calls(specs, timed, 0, tolerances, frozenset(), out_of_step)
+    assert fetched == []
     # its digest alone passed it
     x = ref.inputs(sparse)[0]
     digests = rounds.reference_digests([torch.softmax(x, dim=-1)], 9, cfg.atol * 2.0, cfg.rtol, moved)
