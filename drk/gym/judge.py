@@ -1634,23 +1634,19 @@ class Session:
         if not checked or self._timing_twin is None:
             return
         started = time.monotonic()
-        for index in checked:
-            spec = specs[index]
-            sample_seed = self._fresh_seed()
-            outputs = rounds.call_model(self._timing_twin, C.clone_all(self.ref.inputs(spec)), spec.mode)
-            if not _digests_agree(ref_digests[index], rounds.digest_values(outputs, self.ref.digest_seed))[0]:
-                continue
-            scale, moved = self._checked_tolerance(spec, tolerances[index], outputs)
-            expected = rounds.sample_values(outputs, sample_seed)
-            del outputs
-            fetched = self.fetch(index, expected, sample_seed)
-            if moved is not None:
-                moved = dataclasses.replace(moved, masks=rounds.sample_values(moved.masks, sample_seed))
-            comparison = C.compare_outputs(expected, fetched, self.cfg.atol * scale, self.cfg.rtol, moved=moved)
-            if not comparison.ok:
-                self._credit(time.monotonic() - started)
-                raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
-        self._credit(time.monotonic() - started)
+        try:
+            for index in checked:
+                spec = specs[index]
+                sample_seed = self._fresh_seed()
+                outputs = rounds.call_model(self._timing_twin, C.clone_all(self.ref.inputs(spec)), spec.mode)
+                if not _digests_agree(ref_digests[index], rounds.digest_values(outputs, self.ref.digest_seed))[0]:
+                    continue
+                tolerance = self._checked_tolerance(spec, tolerances[index], outputs)
+                expected = rounds.sample_values(outputs, sample_seed)
+                del outputs
+                self._check_sampled(expected, self.fetch(index, expected, sample_seed), tolerance, sample_seed)
+        finally:
+            self._credit(time.monotonic() - started)
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None, burst_cycles: int = 0,
@@ -1690,7 +1686,6 @@ class Session:
         runner's fetch (both count in the timing check). ``unchecked``: calls not compared (a hidden-set call whose
         reference output is not finite, as the plan skips one: a numerically stable kernel differs there from a
         reference that overflows, and was judged ``incorrect``, attacker review 22); the fetch is made alike."""
-        cfg = self.cfg
         for index, (claimed, expected) in enumerate(zip(answer["outputs"], ref_digests)):
             if index in unchecked:
                 continue
@@ -1705,13 +1700,19 @@ class Session:
         fetched = self.fetch(pick, expected, sample_seed)
         t2 = time.perf_counter()
         if pick not in unchecked:
-            scale, moved = tolerance
-            if moved is not None:  # its masks at the same positions (the judge's own work after the round)
-                moved = dataclasses.replace(moved, masks=rounds.sample_values(moved.masks, sample_seed))
-            comparison = C.compare_outputs(expected, fetched, cfg.atol * scale, cfg.rtol, moved=moved)
-            if not comparison.ok:
-                raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
+            self._check_sampled(expected, fetched, tolerance, sample_seed)
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3
+
+    def _check_sampled(self, expected: list[Any], fetched: list[Any], tolerance: CallTolerance,
+                       sample_seed: int) -> None:
+        """A timed call's outputs sampled at ``sample_seed``'s positions against the reference's, at the call's
+        tolerance (a sparse set's moved-elements masks sampled at the same positions)."""
+        scale, moved = tolerance
+        if moved is not None:
+            moved = dataclasses.replace(moved, masks=rounds.sample_values(moved.masks, sample_seed))
+        comparison = C.compare_outputs(expected, fetched, self.cfg.atol * scale, self.cfg.rtol, moved=moved)
+        if not comparison.ok:
+            raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")
 
     def profile(self) -> dict[str, Any]:
         """PR from the runner's profiled calls, whose last output is checked like any call's: a module can tell

@@ -695,16 +695,19 @@ def start_reference_digests(values: Sequence[Any], seed: int, atol: float, rtol:
     pending = start_digests(values, seed)  # the same work as the runner's digests: equal overheads on both sides
     # a complex tensor is digested as its real and imaginary parts: twice its elements' count of values, each
     # compared at the tolerance (its bound at one per element was half what a right answer may need: review 24)
-    pending.tolerances = [(*tolerance_for(v, atol, rtol), v.numel() * (2 if v.is_complex() else 1),
-                           _moved_part(moved, i, v)) if isinstance(v, torch.Tensor) else None
-                          for i, v in enumerate(values)]
+    pending.tolerances = [(*tolerance_for(v, atol, rtol), _digested_count(v), _moved_part(moved, i, v))
+                          if isinstance(v, torch.Tensor) else None for i, v in enumerate(values)]
     return pending
+
+
+def _digested_count(value: torch.Tensor) -> int:
+    """How many values a tensor's digest sums: a complex tensor's real and imaginary parts each."""
+    return value.numel() * (2 if value.is_complex() else 1)
 
 
 def _moved_part(moved: Moved | None, index: int, value: torch.Tensor) -> tuple[float, int, float] | None:
     """``(atol elsewhere, moved elements, their absolute sum)`` of output ``index`` (None: one atol for all)."""
-    if moved is None or index >= len(moved.numels) \
-            or moved.numels[index] != value.numel() * (2 if value.is_complex() else 1) \
+    if moved is None or index >= len(moved.numels) or moved.numels[index] != _digested_count(value) \
             or not (value.is_floating_point() or value.is_complex()):
         return None
     return moved.unmoved_atol, moved.counts[index], moved.abs_sums[index]
