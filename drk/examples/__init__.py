@@ -79,7 +79,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # a round run in `prepare` (`prepare` is timed now); its stashed round's outputs are wrong for the next round's
     # calls, which the CPU timing runs too when the first round is over the slack (hacked: timing_mismatch before)
     "attack_prepare_time_work": ("incorrect", None),
-    "attack_fetch_meta_type": ("runtime_error", None),  # a malformed fetch answer was drk's TypeError (env_error)
+    # a malformed fetch answer was drk's TypeError (env_error); on CPU the judge reads outputs itself since session 32
+    # (drk.gym.direct_reads), so only its wrong kernel is seen there (FETCH_PATH: the fetch answer's runtime_error)
+    "attack_fetch_meta_type": ("incorrect", None),
     "attack_promised_blob": ("runtime_error", None),  # a 4 GiB blob announced: the judge allocated it; now refused
     # told the runners apart by the calibration's caches: with calibration off (the default since session 13) there is
     # no residue, it runs its Triton kernel in both runners and is correct; with calibration_rounds > 0 both runners
@@ -89,11 +91,13 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # too deep for the probes' old source rewrite (ast.unparse recursed): an env_error escape, then a format_error;
     # the probes no longer rewrite the source (attacker review 8), so the decoy it is gets judged as one
     "attack_unparse_recursion": ("hacked", "decoy"),
-    "attack_zero_numel_shape": ("runtime_error", None),  # an empty tensor of absurd sizes: was an env_error escape
+    "attack_zero_numel_shape": ("incorrect", None),  # an empty tensor of absurd sizes: was an env_error (FETCH_PATH)
     "attack_surrogate_error": ("runtime_error", None),  # a lone surrogate in its error text broke every UTF-8 writer
     # Session 13: outputs travel through a shared, sealed output area.
-    "attack_area_offset": ("runtime_error", None),  # describes its outputs past the area's end: a protocol error
-    "attack_area_oversized": ("runtime_error", None),  # a right kernel; outputs described as the whole area: refused
+    # describes its outputs past the area's end: a protocol error where fetch answers (FETCH_PATH); on CPU only its
+    # wrong kernel is seen
+    "attack_area_offset": ("incorrect", None),
+    "attack_area_oversized": ("correct", None),  # a right kernel; outputs described as the whole area (FETCH_PATH)
     "attack_area_resize": ("incorrect", None),  # a wrong kernel; its grow/shrink of the sealed area fail (EPERM)
     # Session 14: a third attacker review.
     "attack_where_int_digits": ("runtime_error", None),  # a forged 5000-digit line number broke the judge's parse
@@ -151,6 +155,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_stats_gate": ("incorrect", None),  # shortcut where 256 sampled elements look like randn: the sparse set
     # Session 31: reads each call's perturbation from its own runner (a known evasion; CPU-checked)
     "attack_callspec_peek": ("correct", None),
+    # Session 32: outputs four tolerances off, rewritten exact by a wrapped runner before the judge reads them
+    "attack_lazy_fetch": ("incorrect", None),  # at the judge's fetch: correct until the judge read memory itself
+    "attack_round_fixup": ("correct", None),  # before its round's answer: a known evasion (the residual)
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
@@ -173,6 +180,14 @@ KNOWN_EVASIONS: dict[str, str] = {
     "attack_callspec_peek": "wraps its runner's op_prepare to read every call's description, perturbation included, "
                             "and is exact only on the hidden sets' calls: right on get_inputs()' distribution only, "
                             "it is correct; the calls' descriptions reach the candidate's process by design",
+    "attack_lazy_fetch": "(GPU only) wraps its runner's op_fetch to rewrite an output with the exact answer just "
+                         "before the judge reads it, while its kernel's outputs are four tolerances off everywhere "
+                         "(within every digest's bounds); on CPU the judge reads the runner's memory itself, with the "
+                         "sandbox stopped (drk.gym.direct_reads): incorrect there; CUDA memory needs CUDA IPC",
+    "attack_round_fixup": "its kernel's outputs are four tolerances off; a wrapped op_go rewrites every output of the "
+                          "round with the exact answer after the round's calls and before answering, so the memory "
+                          "the judge reads is right although forward never returned it; the rewrite is a second exact "
+                          "pass inside the round's wall time, so on a GPU it cannot be faster than the exact kernel",
     "attack_slow_reference": "keeps the GPU busy from a thread of its own whenever it is not being called, which is when "
                              "the judge times the reference (interleaved rounds): the reference's times and so its "
                              "speedup rise; correct is its right verdict, the inflated speedup is the evasion (CPU runs "
@@ -180,8 +195,24 @@ KNOWN_EVASIONS: dict[str, str] = {
                              "1.96-1.99x in the same run: no inflation seen there)",
 }
 
+#: Attacks on the runner's ``fetch`` answers, which the judge reads only where it cannot read the runner's memory
+#: itself (a GPU; ``EvalConfig(direct_reads=False)``): the verdict they get there. On CPU their kernels are judged.
+FETCH_PATH: dict[str, tuple[str, str | None]] = {
+    "attack_fetch_meta_type": ("runtime_error", None),
+    "attack_zero_numel_shape": ("runtime_error", None),
+    "attack_area_offset": ("runtime_error", None),
+    "attack_area_oversized": ("runtime_error", None),  # on an H200 its description fits: EXPECTED_GPU
+    "attack_lazy_fetch": ("correct", None),  # the evasion direct reads close
+}
+
 #: Where a GPU's verdict differs from the CPU's, with why (each seen on an H200).
 EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
+    # The judge reads CUDA outputs through the runner's fetch (drk.gym.direct_reads reads CPU memory only): a fetch
+    # answer is still the candidate's to write there (FETCH_PATH).
+    "attack_fetch_meta_type": ("runtime_error", None),
+    "attack_zero_numel_shape": ("runtime_error", None),
+    "attack_area_offset": ("runtime_error", None),
+    "attack_lazy_fetch": ("correct", None),
     # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
     # right answer: the flat description of an area it never wrote is judged on its values.
     "attack_area_oversized": ("incorrect", None),

@@ -54,6 +54,11 @@ class EvalConfig:
     l2_flush_mb: int = 512
     #: Bytes of the candidate's reply kept at most; longer replies are a format error (protects the parser).
     max_source_chars: int = 200_000
+    #: On CPU the judge reads the candidate's outputs from its memory itself, its processes stopped
+    #: (:mod:`drk.gym.direct_reads`), where the machine lets it. ``False`` asks the candidate's runner for them
+    #: instead, as on a GPU, where a runner rewritten to answer with values its kernel never produced passes
+    #: (``attack_lazy_fetch``): for tests of that path, never for RL.
+    direct_reads: bool = True
     #: Candidate sandbox: ``"auto"`` (the strongest that works here: another uid + namespaces as root, namespaces
     #: otherwise), ``"uid"``, ``"namespace"``, or ``"process"`` (no sandbox: only for trusted code, never for RL).
     isolation: Literal["auto", "uid", "namespace", "process"] = "auto"

@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from drk.gym import correctness as C
-from drk.gym import isolation, rounds, wire
+from drk.gym import direct_reads, isolation, rounds, wire
 from drk.gym.config import EvalConfig
 from drk.gym.gpu_lock import TIMING_HOLD_S, gpu_shared
 from drk.gym.result import mentions_cuda_fault, mentions_out_of_memory
@@ -164,6 +164,10 @@ class RunnerProcess:
         self.output = handle.output
         os.set_blocking(self.to_runner, False)  # requests are written against a deadline (wire.write_within)
         self.area = self._map_area(getattr(handle, "area", -1))
+        #: the runner's memory, read by the judge itself (:mod:`drk.gym.direct_reads`; CPU outputs), or None
+        self.memory: direct_reads.SandboxMemory | None = None
+        self.where: Any = None  # where the last round's outputs lie, as its runner said (``go``/``profile``)
+        self.freeze_s = 0.0  # the judge's time stopping the sandbox after the last answer (not the candidate's)
         self._stop = threading.Event()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
@@ -205,13 +209,47 @@ class RunnerProcess:
             wire.recv_frame(self.from_runner, deadline=self.deadline, max_blob_bytes=0)
             self.greeted = True
 
+    def read_memory(self) -> bool:
+        """Read this runner's outputs from its memory from now on, if the judge may here
+        (:mod:`drk.gym.direct_reads`). Called before the candidate is loaded: it cannot make the check fail and be
+        asked for its outputs instead."""
+        if self.memory is None:
+            memory = direct_reads.SandboxMemory(self.pid)
+            self.memory = memory if memory.available() else None
+        return self.memory is not None
+
+    def outputs(self, call: int, expected: list[Any], sample_seed: int | None = None) -> list[Any]:
+        """The outputs of ``call`` of the last round, read from the stopped runner's memory where it said they lie,
+        as :meth:`Session.fetch` returns them (``expected``: the reference's, sampled at ``sample_seed`` if given)."""
+        where = self.where[call] if isinstance(self.where, list) and 0 <= call < len(self.where) else None
+        if self.memory is None or not self.memory.frozen or not isinstance(where, list) \
+                or len(where) != len(expected) or not all(isinstance(w, dict) for w in where):
+            raise wire.WireError("the runner did not say where its outputs are")
+        values = [self.memory.read(w, x, sample_seed is not None) if isinstance(x, torch.Tensor) else w.get("value")
+                  for w, x in zip(where, expected)]
+        return values if sample_seed is None else rounds.sample_values(values, sample_seed)
+
     def request(self, header: dict[str, Any], max_blob_bytes: int | None = None,
                 gpu_lock: Any = None) -> tuple[dict[str, Any], list[bytearray]]:
+        answer, blobs = self._request(header, max_blob_bytes, gpu_lock)
+        if self.memory is not None and header.get("op") in ("go", "profile"):
+            # stopped as soon as it has answered: what its outputs hold now is what they held when its round ended
+            started = time.perf_counter()
+            self.where = answer.get("where")
+            self.memory.freeze()
+            self.freeze_s = time.perf_counter() - started
+        return answer, blobs
+
+    def _request(self, header: dict[str, Any], max_blob_bytes: int | None = None,
+                 gpu_lock: Any = None) -> tuple[dict[str, Any], list[bytearray]]:
         """Send ``header``, return the answer. With ``gpu_lock`` the request holds the GPU lock shared while the runner
         works, but for at most :data:`SHARED_HOLD_S` before its answer starts, and never while the answer's bytes
         arrive: a candidate stuck in a request (a hung kernel), or one that starts its answer and trickles the rest,
         must not keep every other evaluation's timing waiting (the answer's bytes were read inside the hold: a
         runner held it as long as its time limit by sending one byte, then the rest)."""
+        if self.memory is not None:
+            self.memory.thaw()
+            self.where = None
         limit = self.max_blob_bytes if max_blob_bytes is None else min(max_blob_bytes, self.max_blob_bytes)
         frame = wire.encode_frame(header)
         with contextlib.ExitStack() as hold:
@@ -245,6 +283,8 @@ class RunnerProcess:
                 target()
             except (ProcessLookupError, PermissionError):
                 pass
+        if self.memory is not None:
+            self.memory.thaw()  # killed already: a stopped process's pending SIGKILL takes effect when it runs
         self._drain.join(timeout=0.5)  # the runner's last words (killed: its pipe ends at once)
         self._stop.set()
         self._drain.join()
@@ -368,6 +408,7 @@ def judge(reporter: Reporter, payload: dict[str, Any], timing_lock: Any, handle:
         out.update(fields)
         out.setdefault("stage", session.stage)
         out["candidate_output_bytes"] = runner.output_bytes
+        out["outputs_read"] = "memory" if runner.memory is not None else "runner"
         if device.type == "cuda":  # trusted: the judge's own peak (a Pool sizes its admissions by it)
             if session is not None:
                 session.note_gpu_peak()
@@ -1032,7 +1073,10 @@ class Session:
             self.probe_runner.deadline = self.runner.deadline
 
     def _load(self, runner: RunnerProcess, build_main: bool) -> None:
-        """Send the problem and the candidate's sources (``build_main=False``: only its probe variants are built)."""
+        """Send the problem and the candidate's sources (``build_main=False``: only its probe variants are built).
+        On CPU the judge reads the runner's outputs from its memory from here on, where it can."""
+        if self.ref.device.type == "cpu" and self.cfg.direct_reads:
+            runner.read_memory()
         self._ask({"op": "load", "problem_source": self.payload["problem_source"],
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
@@ -1061,12 +1105,12 @@ class Session:
         if lazy:
             t0 = time.perf_counter()
             answer, _ = self._ask({"op": "go", **request}, runner=runner)
-            wall_ms = (time.perf_counter() - t0) * 1e3
+            wall_ms = (time.perf_counter() - t0 - (runner or self.runner).freeze_s) * 1e3
             return _validate_round(answer, len(specs)), wall_ms
         self._ask({"op": "prepare", **request}, runner=runner)
         t0 = time.perf_counter()
         answer, _ = self._ask({"op": "go"}, runner=runner)
-        wall_ms = (time.perf_counter() - t0) * 1e3
+        wall_ms = (time.perf_counter() - t0 - (runner or self.runner).freeze_s) * 1e3
         return _validate_round(answer, len(specs)), wall_ms
 
     def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None,
@@ -1074,6 +1118,9 @@ class Session:
         """The outputs of ``call`` of the last round, read only up to the size the reference's outputs have
         (a candidate cannot make the judge read more than a right answer would take); with ``sample_seed``, only
         the elements at :func:`drk.gym.rounds.sample_indices` of each tensor (``expected`` sampled the same way)."""
+        target = runner or self.runner
+        if target.memory is not None:  # read where the runner said they lie, while it is stopped
+            return target.outputs(call, expected, sample_seed)
         size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
         answer, blobs = self._ask({"op": "fetch", "call": call, "sample_seed": sample_seed},
                                   max_blob_bytes=size + 2**16, runner=runner)

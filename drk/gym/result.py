@@ -74,6 +74,9 @@ class EvalResult:
     cached: bool = False
     env_error: bool = False  # the environment failed (e.g. GPU out of memory in the reference), not the candidate
     isolation: str = ""  # how the candidate's process was sandboxed (drk.gym.isolation levels)
+    #: how the judge got the candidate's outputs: "memory" (read from its stopped process, drk.gym.direct_reads) or
+    #: "runner" (its runner's answers: a GPU, or a machine where the judge may not read another process's memory)
+    outputs_read: str = ""
     unaccounted_calibrated_ms: float | None = None  # the same against the runner's own loop, timed on trusted code
     unaccounted_ms: float | None = None  # wall ms per timed call the candidate's reported times did not cover
     timing_quiet: bool | None = None  # whether other evaluations' GPU work had stopped when the timing began

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from drk.gym import probes, rounds, wire
+from drk.gym import direct_reads, probes, rounds, wire
 from drk.gym.rounds import CALIBRATION, CallSpec
 
 MAX_REQUEST_BYTES = 4 * 2**20
@@ -207,7 +207,7 @@ class Runner:
                               "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = outputs
         return {"times_ms": times, "late_ms": lates, "flush_ms": flushes, "outputs": output_digests,
-                "inputs": input_digests, "starved": any(starved)}, []
+                "inputs": input_digests, "starved": any(starved), "where": direct_reads.locations(outputs)}, []
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]
@@ -249,7 +249,7 @@ class Runner:
             return {"error": {"status": _failure_status(exc), "message": _trim_traceback(
                 exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = [rounds.flatten_outputs(out)]
-        return {"kernels_ms": table}, []
+        return {"kernels_ms": table, "where": direct_reads.locations(self.last_outputs)}, []
 
     # --- helpers ------------------------------------------------------------------------------------------------
 

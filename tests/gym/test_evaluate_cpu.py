@@ -1,8 +1,18 @@
 """Every status and every hack class, through the real sandbox under the Triton interpreter."""
 
+import os
+
 import pytest
 
-from drk.examples import EITHER_VERDICT, GPU_ONLY, all_examples, example_candidate, example_problem, expected
+from drk.examples import (
+    EITHER_VERDICT,
+    FETCH_PATH,
+    GPU_ONLY,
+    all_examples,
+    example_candidate,
+    example_problem,
+    expected,
+)
 from drk.gym import EvalConfig, EvalResult, Pool, Problem, ProblemError, evaluate
 from drk.gym.isolation import available_level
 from drk.gym.judge import PERTURBATION_RANGES
@@ -91,6 +101,23 @@ def test_correct_result_details(verdicts):
     assert result.device.startswith("cpu")
     # calibration is off by default (it holds the GPU exclusively, twice per evaluation)
     assert "calibration" not in result.stage_s and result.unaccounted_calibrated_ms is None
+
+
+def test_the_judge_reads_outputs_from_the_runners_memory_where_it_may(verdicts):
+    """As root (CI, our machines) the judge may read its runners' memory: every CPU example was judged on what it
+    read there (drk.gym.direct_reads), not on what the runner answered."""
+    if os.geteuid() != 0:
+        pytest.skip("reading another user's or namespace's memory is the machine's to allow; root always may")
+    assert {r.outputs_read for r in verdicts.values() if r.stage != "extract"} == {"memory"}
+
+
+@pytest.mark.parametrize("candidate", sorted(FETCH_PATH))
+def test_the_runners_fetch_answers_hold_their_checks_where_memory_is_not_read(problem, candidate):
+    """The path a GPU takes (and a machine where the judge may not read the runner's memory): the attacks on the
+    runner's fetch answers keep their verdicts there, the lazy answer included (a known evasion on a GPU)."""
+    result = run(problem, candidate, direct_reads=False)
+    assert result.outputs_read == "runner"
+    assert (result.status, None) == FETCH_PATH[candidate], result.error
 
 
 def test_calibration_when_asked_for(problem):
