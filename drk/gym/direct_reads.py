@@ -25,6 +25,7 @@ import ctypes
 import math
 import os
 import signal
+import sys
 import time
 from typing import Any
 
@@ -116,13 +117,26 @@ def tensor_at(pid: int, where: dict[str, Any], dtype: torch.dtype, shape: list[i
 
 
 def _children(pid: int) -> list[int]:
+    """``pid``'s children, from ``/proc/<pid>/task/*/children`` or, on a kernel without it, a scan of every
+    process's parent."""
     found: list[int] = []
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/children") as handle:
                 found += [int(p) for p in handle.read().split()]
-    except (OSError, ValueError):
+        return found
+    except FileNotFoundError:
         pass
+    except (OSError, ValueError):
+        return found
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
     return found
 
 
@@ -179,8 +193,9 @@ class SandboxMemory:
         return self.outer_pid, self.outer_pid  # no namespace of its own: the process is the runner
 
     def available(self) -> bool:
-        """Whether the judge can read the runner's memory here: the first bytes of its executable's first mapping
-        must read as an ELF header (a process cannot unmap its own program and go on running). Checked once."""
+        """Whether the judge can read the runner's memory here: the process found must run this interpreter, and the
+        first bytes of its executable's first mapping must read as an ELF header (a process cannot unmap its own
+        program and go on running). Checked once."""
         if self._available is None:
             self._available = self._check()
         return self._available
@@ -188,6 +203,8 @@ class SandboxMemory:
     def _check(self) -> bool:
         try:
             exe = os.readlink(f"/proc/{self.runner_pid}/exe")
+            if exe != os.path.realpath(sys.executable):  # not the runner (bubblewrap's own process, say)
+                return False
             with open(f"/proc/{self.runner_pid}/maps") as handle:
                 for line in handle:
                     fields = line.split()

@@ -1756,7 +1756,7 @@ class Session:
         tolerance (a sparse set's moved-elements masks sampled at the same positions)."""
         scale, moved = tolerance
         if moved is not None:
-            moved = dataclasses.replace(moved, masks=rounds.sample_values(moved.masks, sample_seed))
+            moved = dataclasses.replace(moved, masks=rounds.sample_masks(moved.masks, expected, sample_seed))
         comparison = C.compare_outputs(expected, fetched, self.cfg.atol * scale, self.cfg.rtol, moved=moved)
         if not comparison.ok:
             raise Verdict("incorrect", f"a timed call's output is wrong: {comparison.message}")

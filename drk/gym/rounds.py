@@ -743,6 +743,24 @@ def sample_indices(numel: int, seed: int, k: int = SAMPLE_ELEMENTS) -> torch.Ten
     return torch.randint(0, numel, (k,), generator=generator)
 
 
+def sample_masks(masks: Sequence[torch.Tensor | None], values: Sequence[Any], seed: int) -> list[Any]:
+    """Moved-element masks (:class:`drk.gym.correctness.Moved`) at the positions :func:`sample_values` takes of
+    ``values`` (the outputs they mark, or those outputs sampled: only their dtypes count). A complex output's mask
+    marks its real and imaginary parts, two per element, and is sampled in pairs: sampled as one flat mask its
+    positions were not the output's and its size not twice the sample's, so the scaled atol held everywhere."""
+    out: list[Any] = []
+    for i, mask in enumerate(masks):
+        if mask is None:
+            out.append(None)
+            continue
+        value = values[i] if i < len(values) else None
+        pairs = isinstance(value, torch.Tensor) and value.is_complex() and mask.numel() % 2 == 0
+        flat = mask.reshape(-1, 2) if pairs else mask.reshape(-1)
+        idx = sample_indices(flat.shape[0], seed + i)
+        out.append((flat if idx is None else flat[idx.to(flat.device)]).reshape(-1))
+    return out
+
+
 def sample_values(values: Sequence[Any], seed: int) -> list[Any]:
     """The elements of every tensor in ``values`` at :func:`sample_indices` (other values unchanged): a round's
     output checked element by element at positions chosen after the round, without moving it whole."""

@@ -131,3 +131,23 @@ def test_a_claim_that_does_not_describe_the_reference_s_layout_is_refused(holder
     if claim.get("shape") == [2, 4]:  # fewer values than the reference's: not a sample of it either
         with pytest.raises(D.UnreadableOutput, match="values"):
             memory.read(where, right.reshape(-1), sampled=True)
+
+
+def test_children_are_found_without_procs_children_files(holder, monkeypatch):
+    proc, _, child = holder
+    assert D._children(proc.pid) == [child]
+    real_listdir = os.listdir
+    monkeypatch.setattr(D.os, "listdir", lambda path: (_ for _ in ()).throw(FileNotFoundError(path))
+                        if path.endswith("/task") else real_listdir(path))
+    assert D._children(proc.pid) == [child]  # a kernel without /proc/<pid>/task/*/children: the parents' scan
+
+
+def test_a_process_that_is_not_this_interpreter_is_not_read():
+    """bubblewrap's own process (or any other program) is never taken for the runner: its memory holds no output."""
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.2)
+        assert not D.SandboxMemory(proc.pid).available()
+    finally:
+        proc.kill()
+        proc.wait()

@@ -224,3 +224,26 @@ def test_a_complex_outputs_digest_bound_counts_both_parts():
     assert judge._digests_agree(rounds.reference_digests([expected], 4, 0.01, 0.0), rounds.digest_values([close], 4))[0]
     moved = C.moved_elements([expected], [expected + complex(1, 1)], 0.01)
     assert moved.numels == [2000] and rounds._moved_part(moved, 0, expected) == (0.01, 2000, 2000.0)
+
+
+@pytest.mark.parametrize("numel", [1000, 40_000, 100_000])  # all compared; all complex ones sampled; sampled
+def test_a_complex_outputs_sampled_check_holds_the_seeded_atol_where_nothing_moved(numel):
+    """A complex output's moved-elements mask marks real and imaginary parts; sampled as one flat mask it lost its
+    pairing with the sampled output (twice as long, other positions), so a timed call's check fell back to the scaled
+    atol everywhere (attacker review 24, minor). Sampled in pairs, an answer off only where nothing moved fails."""
+    from drk.gym.judge import Session, Verdict
+
+    expected = torch.zeros(numel, dtype=torch.complex64)
+    moved_out = expected.clone()
+    moved_out[:7] = complex(30, 30)  # the outliers moved seven elements
+    moved = C.moved_elements([expected], [moved_out], 0.01)
+    session = object.__new__(Session)
+    session.cfg = EvalConfig()
+    seed = 5
+    sampled = rounds.sample_values([moved_out], seed)
+    off_elsewhere = [sampled[0] + complex(0.5, 0.0)]  # within the scaled atol (2.0), not the seeded one
+    masks = rounds.sample_masks(moved.masks, sampled, seed)
+    assert masks[0].numel() == 2 * sampled[0].numel()
+    with pytest.raises(Verdict, match="timed call"):
+        session._check_sampled(sampled, off_elsewhere, (200.0, moved), seed)
+    session._check_sampled(sampled, [sampled[0] * (1 + 1e-3)], (200.0, moved), seed)  # a right answer passes
