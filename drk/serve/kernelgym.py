@@ -24,7 +24,7 @@ REQUEST_TO_CONFIG: dict[str, str] = {
     "timeout": "timeout_s",
 }
 #: EvalConfig fields only the server decides: a request must not weaken the sandbox or the parser's limits.
-SERVER_ONLY_KEYS: tuple[str, ...] = ("isolation", "max_source_chars", "max_output_bytes")
+SERVER_ONLY_KEYS: tuple[str, ...] = ("isolation", "direct_reads", "max_source_chars", "max_output_bytes")
 #: Fields of a task request that are drk's or KernelGYM's own; anything else is accepted and reported as ignored.
 TASK_FIELDS: frozenset[str] = frozenset(
     {"task_id", "reference_code", "kernel_code", "problem_name", "drk_config", *REQUEST_TO_CONFIG})

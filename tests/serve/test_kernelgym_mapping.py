@@ -32,6 +32,8 @@ def test_requests_cannot_change_server_only_settings_or_misspell_keys():
     with pytest.raises(ValueError, match="set by the server"):
         eval_config_for({"drk_config": {"isolation": "process"}}, base)
     assert eval_config_for({"drk_config": {"isolation": "auto"}}, base) == base  # the server's own value is fine
+    with pytest.raises(ValueError, match="set by the server"):  # the judge asking the runner for its outputs
+        eval_config_for({"drk_config": {"direct_reads": False}}, base)
     with pytest.raises(ValueError, match="unknown EvalConfig keys"):
         eval_config_for({"drk_config": {"timing_polcy": "authors"}}, base)
     with pytest.raises(ValueError, match="timing_policy"):
