@@ -158,6 +158,13 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     # Session 32: outputs four tolerances off, rewritten exact by a wrapped runner before the judge reads them
     "attack_lazy_fetch": ("incorrect", None),  # at the judge's fetch: correct until the judge read memory itself
     "attack_round_fixup": ("correct", None),  # before its round's answer: a known evasion (the residual)
+    # Session 32: attacker review 25, on the judge's reads of the runner's memory
+    "attack_zombie_leader": ("runtime_error", None),  # a helper whose leader exited ran on through the freeze
+    "attack_ptrace_thread_escape": ("runtime_error", None),  # a traced thread resumed out of the group stop
+    "attack_post_answer_orphans": ("runtime_error", None),  # the runner rewrote after its answer, before its stop
+    "attack_comm_bytes": ("incorrect", None),  # non-UTF-8 bytes in its /proc name: was an uncharged env_error
+    "legit_strided_output": ("correct", None),  # returns buf[:, 0] of a wide buffer: was runtime_error
+    "attack_where_stride0_huge": ("runtime_error", None),  # claimed 2**45 elements: the judge allocated them
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
@@ -213,6 +220,7 @@ EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
     "attack_zero_numel_shape": ("runtime_error", None),
     "attack_area_offset": ("runtime_error", None),
     "attack_lazy_fetch": ("correct", None),
+    "attack_where_stride0_huge": ("correct", None),  # its claim is about CPU memory; its kernel is right
     # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
     # right answer: the flat description of an area it never wrote is judged on its values.
     "attack_area_oversized": ("incorrect", None),
@@ -247,6 +255,12 @@ EITHER_VERDICT: dict[str, frozenset[tuple[str, str | None]]] = {
     # rounds have as many calls, else by the call count (runtime_error, a broken protocol); the hidden-set calls
     # the judge inserts at secret slots (session 30) make round sizes differ (runtime_error on an H200, session 31)
     "attack_prepare_time_work": frozenset({("incorrect", None), ("runtime_error", None)}),
+    # Attacker review 25: a rewrite after the answer is caught by the answer's commitment to the outputs' bytes
+    # (runtime_error), or not made at all when the judge's stop lands first (incorrect: the kernel's own outputs);
+    # on a GPU the outputs come through fetch and the kernel's own are wrong (incorrect)
+    "attack_zombie_leader": frozenset({("incorrect", None), ("runtime_error", None)}),
+    "attack_ptrace_thread_escape": frozenset({("incorrect", None), ("runtime_error", None)}),
+    "attack_post_answer_orphans": frozenset({("incorrect", None), ("runtime_error", None)}),
 }
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).

@@ -22,6 +22,7 @@ device's own sharing of memory between processes (CUDA IPC), not built yet.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import math
 import os
 import signal
@@ -31,14 +32,14 @@ from typing import Any
 
 import torch
 
-from drk.gym import rounds, wire
+from drk.gym import wire
 
 #: Bytes one process_vm_readv call moves at most (it may move less; the rest is asked for again).
 _CHUNK_BYTES = 1 << 26
 #: How long the judge waits for every process of a sandbox to be stopped before it reads.
 STOP_WAIT_S = 2.0
-#: A tensor's memory span may exceed its elements' bytes (strided views) by this factor before the judge refuses it.
-SPAN_FACTOR = 16
+#: Remote pieces per process_vm_readv call (the kernel's IOV_MAX).
+_IOV_MAX = 1024
 
 
 class UnreadableOutput(wire.WireError):
@@ -54,14 +55,27 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.process_vm_readv.restype = ctypes.c_ssize_t
 
 
+def _logical_bytes(value: torch.Tensor) -> bytes:
+    """A tensor's elements' bytes in logical (row-major) order: what the runner commits to and the judge hashes."""
+    flat = value.detach().contiguous().reshape(-1)
+    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+
+
+def commitment(value: torch.Tensor) -> str:
+    """SHA-256 of a tensor's elements (:func:`_logical_bytes`)."""
+    return hashlib.sha256(_logical_bytes(value)).hexdigest()
+
+
 def location(value: Any) -> dict[str, Any]:
-    """(Runner side) where an output lies: a CPU tensor's address of element 0, strides, shape and dtype, or a
-    scalar's value. A CUDA tensor gets an empty description (read through ``fetch``)."""
+    """(Runner side) where an output lies: a CPU tensor's address of element 0, strides, shape and dtype, and the
+    :func:`commitment` of its elements as they are when the answer is made; or a scalar's value. A CUDA tensor gets
+    an empty description (read through ``fetch``)."""
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu" or value.layout != torch.strided:
             return {}
         return {"ptr": int(value.data_ptr()), "strides": [int(s) for s in value.stride()],
-                "shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
+                "shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch."),
+                "sha256": commitment(value)}
     return {"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]}
 
 
@@ -70,50 +84,78 @@ def locations(outputs: list[list[Any]]) -> list[list[dict[str, Any]]]:
     return [[location(v) for v in out] for out in outputs]
 
 
-def read_bytes(pid: int, address: int, nbytes: int) -> bytearray:
-    """``nbytes`` of process ``pid``'s memory from ``address`` (raises OSError with the call's errno)."""
-    buffer = bytearray(nbytes)
-    if nbytes == 0:
+def read_runs(pid: int, runs: list[tuple[int, int]]) -> bytearray:
+    """The bytes of process ``pid``'s memory at ``runs`` (address, length), concatenated, read
+    :data:`_IOV_MAX` runs at a time (raises OSError with the call's errno, or on a short read)."""
+    total = sum(length for _, length in runs)
+    buffer = bytearray(total)
+    if total == 0:
         return buffer
-    base = ctypes.addressof((ctypes.c_char * nbytes).from_buffer(buffer))
+    base = ctypes.addressof((ctypes.c_char * total).from_buffer(buffer))
+    pieces = [(address + at, min(_CHUNK_BYTES, length - at)) for address, length in runs
+              for at in range(0, length, _CHUNK_BYTES)]
     done = 0
-    while done < nbytes:
-        want = min(_CHUNK_BYTES, nbytes - done)
+    for start in range(0, len(pieces), _IOV_MAX):
+        batch = pieces[start:start + _IOV_MAX]
+        want = sum(length for _, length in batch)
+        remote = (_Iovec * len(batch))(*[_Iovec(address, length) for address, length in batch])
         local = _Iovec(base + done, want)
-        remote = _Iovec(address + done, want)
-        got = _libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
-        if got <= 0:
+        got = _libc.process_vm_readv(pid, ctypes.byref(local), 1, remote, len(batch), 0)
+        if got != want:
             err = ctypes.get_errno() if got < 0 else 0
-            raise OSError(err, os.strerror(err) if err else "nothing read")
-        done += got
+            raise OSError(err, os.strerror(err) if err else f"read {got} of {want} bytes")
+        done += want
     return buffer
+
+
+def read_bytes(pid: int, address: int, nbytes: int) -> bytearray:
+    """``nbytes`` of process ``pid``'s memory from ``address``."""
+    return read_runs(pid, [(address, nbytes)])
+
+
+def _element_offsets(shape: list[int], strides: list[int]) -> torch.Tensor:
+    """Every element's offset from element 0, in elements, in logical order (int64, one per element)."""
+    offsets = torch.zeros((), dtype=torch.int64)
+    for size, stride in zip(shape, strides):
+        offsets = offsets.unsqueeze(-1) + torch.arange(size, dtype=torch.int64) * stride
+    return offsets.reshape(-1)
 
 
 def tensor_at(pid: int, where: dict[str, Any], dtype: torch.dtype, shape: list[int] | tuple[int, ...]
               ) -> torch.Tensor:
     """A copy of the tensor of ``dtype`` and ``shape`` that ``where`` (:func:`location`) says lies in ``pid``'s
-    memory. Raises :class:`UnreadableOutput` when the claim cannot be read or spans too much memory."""
+    memory: never more bytes read or held than the elements' own (a claim spread thin is read run by run; an
+    honest ``buf[:, 0]`` of a wide buffer spans 32 times its elements). Raises :class:`UnreadableOutput` when the
+    claim is malformed or cannot be read."""
     ptr, strides = where.get("ptr"), where.get("strides")
+    shape = list(shape)
     if not (isinstance(ptr, int) and not isinstance(ptr, bool) and ptr > 0 and isinstance(strides, list)
-            and len(strides) == len(shape) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+            and len(strides) == len(shape) and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**48
                                                    for s in strides)):
         raise UnreadableOutput("its runner described the output's memory in a malformed way")
-    numel = 1
-    for size in shape:
-        numel *= size
-    element = torch.empty((), dtype=dtype).element_size()
+    numel = math.prod(shape)
     if numel == 0:
         return torch.empty(shape, dtype=dtype)
+    element = torch.empty((), dtype=dtype).element_size()
     span = 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
-    if span > SPAN_FACTOR * numel + 1024:
-        raise UnreadableOutput(f"the output spans {span} elements of memory for {numel} values")
     try:
-        raw = read_bytes(pid, ptr, span * element)
+        if span <= numel:  # dense (or overlapping: expanded): one read of the span
+            flat = torch.frombuffer(read_bytes(pid, ptr, span * element), dtype=dtype)
+            return torch.as_strided(flat, shape, strides).contiguous()
+        offsets = _element_offsets(shape, strides)
+        unique, inverse = torch.unique(offsets, sorted=True, return_inverse=True)
+        breaks = torch.nonzero(unique[1:] - unique[:-1] != 1).reshape(-1) + 1
+        starts = torch.cat([torch.zeros(1, dtype=torch.int64), breaks]).tolist()
+        ends = breaks.tolist() + [unique.numel()]
+        first = unique[starts].tolist()
+        runs = [(ptr + f * element, (e - s) * element) for f, s, e in zip(first, starts, ends)]
+        packed = torch.frombuffer(read_runs(pid, runs), dtype=dtype)
+        return packed[inverse].reshape(shape)
     except OSError as exc:
         raise UnreadableOutput(f"the output's memory cannot be read where its runner said it is ({exc.strerror})"
                                ) from None
-    flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
-    return torch.as_strided(flat, list(shape), strides).contiguous()  # a private buffer: no copy when dense
+    except (RuntimeError, ValueError, OverflowError, MemoryError) as exc:
+        raise UnreadableOutput(f"the output's description cannot be read ({type(exc).__name__})") from None
 
 
 def _children(pid: int) -> list[int]:
@@ -151,15 +193,37 @@ def _descendants(root: int) -> list[int]:
     return seen
 
 
-def _state(pid: int) -> str:
+def _stat_state(path: str) -> str:
+    """The state letter of a ``/proc/.../stat`` file, read as bytes (a process names itself: ``/proc/self/comm``
+    may hold any bytes, and a strict UTF-8 read of them made the judge's freeze raise, an uncharged ``env_error``,
+    attacker review 25); "X" when it is gone, "?" (running, as far as the judge knows) when it cannot be parsed."""
     try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "X"  # gone
+        with open(path, "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0].decode("ascii", "replace")
+    except FileNotFoundError:
+        return "X"
+    except (OSError, IndexError, ValueError):
+        return "?"
 
 
-#: /proc states of a process that runs no code: stopped, traced-stopped, zombie, dead.
+def _state(pid: int) -> str:
+    return _stat_state(f"/proc/{pid}/stat")
+
+
+def _threads_stopped(pid: int) -> bool:
+    """Whether every thread of process ``pid`` runs no code. The leader's state is not the process's: a leader that
+    has exited reads ``Z`` while its other threads run, and a thread traced by another process can be resumed out
+    of the group stop while its leader reads ``T`` (attacker review 25, both ``correct``)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return True  # gone
+    except OSError:
+        return False
+    return all(_stat_state(f"/proc/{pid}/task/{tid}/stat") in _STOPPED for tid in tasks)
+
+
+#: /proc states of a thread that runs no code: stopped, traced-stopped, zombie, dead.
 _STOPPED = frozenset("TtZXx")
 
 
@@ -216,22 +280,26 @@ class SandboxMemory:
         return False
 
     def freeze(self) -> None:
-        """Stop every process of the sandbox and wait until each is stopped, sending ``SIGSTOP`` again to any that
-        is not: a process the candidate traces (``ptrace``) from another of its processes can have its stop
-        swallowed by that tracer, but not once the tracer is stopped too. New processes are stopped as they
-        appear. Raises :class:`UnreadableOutput` when they cannot all be stopped within :data:`STOP_WAIT_S`."""
+        """Stop every process of the sandbox, the runner first, and wait until every thread of each is stopped,
+        sending ``SIGSTOP`` to all of them again until then: a thread the candidate traces (``ptrace``) from
+        another of its processes can be resumed by that tracer, but not once the tracer is stopped too; a process
+        whose leader thread has exited still takes the signal. New processes are stopped as they appear. Raises
+        :class:`UnreadableOutput` when they cannot all be stopped within :data:`STOP_WAIT_S`. Whatever runs
+        between the runner's answer and its stop, the answer's :func:`commitment` shows what it wrote."""
         deadline = time.monotonic() + STOP_WAIT_S
         while True:
+            pids = [self.runner_pid] + [p for p in _descendants(self._root) if p != self.runner_pid]
             running = []
-            for pid in _descendants(self._root):
+            for pid in pids:
                 if pid not in self.frozen:
                     self.frozen.append(pid)
-                if _state(pid) not in _STOPPED:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except (ProcessLookupError, PermissionError):
+                    continue
+            for pid in pids:
+                if not _threads_stopped(pid):
                     running.append(pid)
-                    try:
-                        os.kill(pid, signal.SIGSTOP)
-                    except (ProcessLookupError, PermissionError):
-                        pass
             if not running:
                 return
             if time.monotonic() > deadline:
@@ -248,24 +316,19 @@ class SandboxMemory:
                 pass
         self.frozen = []
 
-    def read(self, where: dict[str, Any], expected: torch.Tensor, sampled: bool) -> torch.Tensor:
-        """The tensor the runner described (:func:`location`), read from its memory: of ``expected``'s dtype and
-        shape, or with ``sampled`` (``expected`` is :func:`drk.gym.rounds.sample_values` of the reference's output)
-        of its dtype and of a size it can be sampled from, flattened."""
+    def read(self, where: dict[str, Any], like: torch.Tensor) -> torch.Tensor:
+        """The tensor the runner described (:func:`location`), read from its memory: it must have ``like``'s dtype
+        and shape (the reference's whole output: a sampled check reads the whole claim and samples it here, so a
+        claim can never make the judge hold more than a right answer's size), and the elements read must be those
+        the runner committed to in its answer (bytes written after the answer, whenever they ran, break it)."""
         shape, dtype = where.get("shape"), where.get("dtype")
-        if not (isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                                                for n in shape)):
-            raise UnreadableOutput("its runner described the output's shape in a malformed way")
-        if dtype != str(expected.dtype).removeprefix("torch."):
-            raise UnreadableOutput(f"its runner described a {dtype} output, the reference's is {expected.dtype}")
-        numel = math.prod(shape)
-        if sampled:
-            fits = numel == expected.numel() if numel <= rounds.SAMPLE_ELEMENTS else \
-                expected.numel() == rounds.SAMPLE_ELEMENTS
-            if not fits:
-                raise UnreadableOutput(f"its runner described {numel} values where the reference has others")
-            return tensor_at(self.runner_pid, where, expected.dtype, shape).reshape(-1)
-        if shape != list(expected.shape):
+        if shape != list(like.shape):
             raise UnreadableOutput(f"its runner described an output of shape {shape}, the reference's is "
-                                   f"{list(expected.shape)}")
-        return tensor_at(self.runner_pid, where, expected.dtype, shape)
+                                   f"{list(like.shape)}")
+        if dtype != str(like.dtype).removeprefix("torch."):
+            raise UnreadableOutput(f"its runner described a {dtype} output, the reference's is {like.dtype}")
+        value = tensor_at(self.runner_pid, where, like.dtype, list(like.shape))
+        if where.get("sha256") != commitment(value):
+            raise UnreadableOutput("the output's bytes are not those its runner's answer committed to: it changed "
+                                   "after the answer")
+        return value

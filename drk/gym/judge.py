@@ -218,15 +218,16 @@ class RunnerProcess:
             self.memory = memory if memory.available() else None
         return self.memory is not None
 
-    def outputs(self, call: int, expected: list[Any], sample_seed: int | None = None) -> list[Any]:
+    def outputs(self, call: int, layout: list[Any], sample_seed: int | None = None) -> list[Any]:
         """The outputs of ``call`` of the last round, read from the stopped runner's memory where it said they lie,
-        as :meth:`Session.fetch` returns them (``expected``: the reference's, sampled at ``sample_seed`` if given)."""
+        each of the dtype and shape of the reference's in ``layout`` (its whole outputs), sampled at
+        ``sample_seed`` if given (as :meth:`Session.fetch` returns them)."""
         where = self.where[call] if isinstance(self.where, list) and 0 <= call < len(self.where) else None
         if self.memory is None or not self.memory.frozen or not isinstance(where, list) \
-                or len(where) != len(expected) or not all(isinstance(w, dict) for w in where):
+                or len(where) != len(layout) or not all(isinstance(w, dict) for w in where):
             raise wire.WireError("the runner did not say where its outputs are")
-        values = [self.memory.read(w, x, sample_seed is not None) if isinstance(x, torch.Tensor) else w.get("value")
-                  for w, x in zip(where, expected)]
+        values = [self.memory.read(w, x) if isinstance(x, torch.Tensor) else w.get("value")
+                  for w, x in zip(where, layout)]
         return values if sample_seed is None else rounds.sample_values(values, sample_seed)
 
     def request(self, header: dict[str, Any], max_blob_bytes: int | None = None,
@@ -445,6 +446,9 @@ def _session_outcome(session: Session, runner: RunnerProcess, cfg: EvalConfig, i
             return {"internal_error": "the candidate's runner did not start in time"}
         return dict(status="timeout", error=f"no answer from the candidate within {cfg.timeout_s:.0f} s "
                     f"(stuck in stage '{session.stage}')" + _where(runner, inside, candidate_source))
+    except direct_reads.UnreadableOutput as exc:  # its processes could not be stopped or its claims were wrong
+        return dict(status="runtime_error", error=f"the judge could not read the candidate's outputs in its process "
+                    f"as its runner described them ({exc}) in stage '{session.stage}'")
     except wire.WireError as exc:
         how = runner.exit_description()
         if session.stage in _BEFORE_CANDIDATE:  # the candidate is not loaded yet: this is drk's own failure
@@ -1114,13 +1118,16 @@ class Session:
         return _validate_round(answer, len(specs)), wall_ms
 
     def fetch(self, call: int, expected: list[Any], sample_seed: int | None = None,
-              runner: RunnerProcess | None = None) -> list[Any]:
+              runner: RunnerProcess | None = None, layout: list[Any] | None = None) -> list[Any]:
         """The outputs of ``call`` of the last round, read only up to the size the reference's outputs have
         (a candidate cannot make the judge read more than a right answer would take); with ``sample_seed``, only
-        the elements at :func:`drk.gym.rounds.sample_indices` of each tensor (``expected`` sampled the same way)."""
+        the elements at :func:`drk.gym.rounds.sample_indices` of each tensor (``expected`` sampled the same way,
+        ``layout`` the reference's whole outputs or :func:`drk.gym.rounds.layout_of` them)."""
         target = runner or self.runner
         if target.memory is not None:  # read where the runner said they lie, while it is stopped
-            return target.outputs(call, expected, sample_seed)
+            if sample_seed is not None and layout is None:
+                raise ValueError("a sampled read of the runner's memory needs the outputs' layout")
+            return target.outputs(call, expected if sample_seed is None else layout, sample_seed)
         size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
         answer, blobs = self._ask({"op": "fetch", "call": call, "sample_seed": sample_seed},
                                   max_blob_bytes=size + 2**16, runner=runner)
@@ -1690,8 +1697,10 @@ class Session:
                     continue
                 tolerance = self._checked_tolerance(spec, tolerances[index], outputs)
                 expected = rounds.sample_values(outputs, sample_seed)
+                layout = rounds.layout_of(outputs)
                 del outputs
-                self._check_sampled(expected, self.fetch(index, expected, sample_seed), tolerance, sample_seed)
+                self._check_sampled(expected, self.fetch(index, expected, sample_seed, layout=layout), tolerance,
+                                    sample_seed)
         finally:
             self._credit(time.monotonic() - started)
 
@@ -1742,9 +1751,9 @@ class Session:
                               "call, not only the checked ones")
         sample_seed = self._fresh_seed()
         t0 = time.perf_counter()
-        expected = rounds.sample_values(picked, sample_seed)
+        expected, layout = rounds.sample_values(picked, sample_seed), rounds.layout_of(picked)
         t1 = time.perf_counter()
-        fetched = self.fetch(pick, expected, sample_seed)
+        fetched = self.fetch(pick, expected, sample_seed, layout=layout)
         t2 = time.perf_counter()
         if pick not in unchecked:
             self._check_sampled(expected, fetched, tolerance, sample_seed)
@@ -1772,8 +1781,10 @@ class Session:
         # ~1 s; an answer wrong while profiled is wrong nearly everywhere
         sample_seed = self._fresh_seed()
         with self._own_gpu_work():
-            expected = rounds.sample_values(self.ref.outputs(spec), sample_seed)
-        fetched = self.fetch(0, expected, sample_seed)
+            outputs = self.ref.outputs(spec)
+            expected, layout = rounds.sample_values(outputs, sample_seed), rounds.layout_of(outputs)
+            del outputs
+        fetched = self.fetch(0, expected, sample_seed, layout=layout)
         with self._own_gpu_work():
             comparison = C.compare_outputs(expected, fetched, self.cfg.atol, self.cfg.rtol)
         out: dict[str, Any] = {"profile_mismatch": not comparison.ok}

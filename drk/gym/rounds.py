@@ -743,6 +743,12 @@ def sample_indices(numel: int, seed: int, k: int = SAMPLE_ELEMENTS) -> torch.Ten
     return torch.randint(0, numel, (k,), generator=generator)
 
 
+def layout_of(values: Sequence[Any]) -> list[Any]:
+    """Each tensor of ``values`` as an empty tensor of its dtype and shape on the ``meta`` device (no memory),
+    other values as they are: what a read of a runner's outputs must match when only a sample is compared."""
+    return [torch.empty(v.shape, dtype=v.dtype, device="meta") if isinstance(v, torch.Tensor) else v for v in values]
+
+
 def sample_masks(masks: Sequence[torch.Tensor | None], values: Sequence[Any], seed: int) -> list[Any]:
     """Moved-element masks (:class:`drk.gym.correctness.Moved`) at the positions :func:`sample_values` takes of
     ``values`` (the outputs they mark, or those outputs sampled: only their dtypes count). A complex output's mask

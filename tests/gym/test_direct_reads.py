@@ -55,7 +55,9 @@ needs_reads = pytest.mark.skipif(not _can_read_children(), reason="this machine 
 
 def test_location_says_where_a_cpu_tensor_lies_and_gives_scalars_as_values():
     x = torch.zeros(2, 5)[:, 1:]
-    assert D.location(x) == {"ptr": x.data_ptr(), "strides": [5, 1], "shape": [2, 4], "dtype": "float32"}
+    assert D.location(x) == {"ptr": x.data_ptr(), "strides": [5, 1], "shape": [2, 4], "dtype": "float32",
+                             "sha256": D.commitment(x)}
+    assert D.commitment(x) == D.commitment(x.contiguous()) != D.commitment(x + 1)  # the elements, in order
     assert D.location(3.5) == {"value": 3.5}
     assert D.location(object())["value"].startswith("<object")
 
@@ -76,12 +78,12 @@ def test_a_malformed_claim_is_a_broken_protocol(where):
         D.tensor_at(os.getpid(), where, torch.float32, [4])
 
 
-def test_an_address_that_cannot_be_read_or_a_span_too_wide_is_refused():
+def test_an_address_that_cannot_be_read_is_refused():
     with pytest.raises(D.UnreadableOutput, match="cannot be read"):
         D.tensor_at(os.getpid(), {"ptr": 8, "strides": [1]}, torch.float32, [16])
     x = torch.zeros(4)
-    with pytest.raises(D.UnreadableOutput, match="spans"):  # four values claimed to lie 10**7 elements apart
-        D.tensor_at(os.getpid(), {"ptr": x.data_ptr(), "strides": [10**7]}, torch.float32, [4])
+    with pytest.raises(D.UnreadableOutput, match="cannot be read"):  # four values claimed to lie 10**9 apart
+        D.tensor_at(os.getpid(), {"ptr": x.data_ptr(), "strides": [10**9]}, torch.float32, [4])
 
 
 @needs_reads
@@ -93,10 +95,10 @@ def test_the_judge_reads_a_stopped_process_and_every_process_it_started_stops_wi
     try:
         assert set(memory.frozen) >= {proc.pid, child}
         assert D._state(proc.pid) in "Tt" and D._state(child) in "Tt"
-        where = {"ptr": ptr, "strides": [4, 1], "shape": [3, 4], "dtype": "float32"}
         right = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-        assert torch.equal(memory.read(where, right, sampled=False), right)
-        assert torch.equal(memory.read(where, right.reshape(-1), sampled=True), right.reshape(-1))
+        where = {"ptr": ptr, "strides": [4, 1], "shape": [3, 4], "dtype": "float32", "sha256": D.commitment(right)}
+        assert torch.equal(memory.read(where, right), right)
+        assert torch.equal(memory.read(where, right.to("meta")), right)  # a layout is all a read needs
     finally:
         memory.thaw()
     deadline = time.monotonic() + 2
@@ -120,17 +122,20 @@ def test_a_process_that_does_not_stop_is_stopped_again_and_then_the_reads_are_re
 
 @needs_reads
 @pytest.mark.parametrize("claim, why", [({"shape": [4, 3]}, "shape"), ({"dtype": "float64"}, "float64"),
-                                        ({"shape": [3, "4"]}, "malformed"), ({"shape": [2, 4]}, "shape")])
-def test_a_claim_that_does_not_describe_the_reference_s_layout_is_refused(holder, claim, why):
+                                        ({"shape": [3, "4"]}, "shape"), ({"shape": [2, 4]}, "shape"),
+                                        ({"sha256": "0" * 64}, "committed"), ({"strides": [0, 0]}, "committed")])
+def test_a_claim_that_is_not_the_reference_s_layout_or_not_the_committed_bytes_is_refused(holder, claim, why):
+    """Review 25 (5): a sampled read took any size the claim gave (stride 0: 2**45 elements allocated in the
+    judge, an env_error); every read is now held to the reference's whole layout. Review 25 (1-3): bytes written
+    after the answer (by a thread the freeze missed, or before the freeze landed) broke nothing; they break the
+    answer's commitment now."""
     proc, ptr, _ = holder
     memory = D.SandboxMemory(proc.pid)
-    where = {"ptr": ptr, "strides": [4, 1], "shape": [3, 4], "dtype": "float32", **claim}
     right = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    where = {"ptr": ptr, "strides": [4, 1], "shape": [3, 4], "dtype": "float32", "sha256": D.commitment(right),
+             **claim}
     with pytest.raises(D.UnreadableOutput, match=why):
-        memory.read(where, right, sampled=False)
-    if claim.get("shape") == [2, 4]:  # fewer values than the reference's: not a sample of it either
-        with pytest.raises(D.UnreadableOutput, match="values"):
-            memory.read(where, right.reshape(-1), sampled=True)
+        memory.read(where, right)
 
 
 def test_children_are_found_without_procs_children_files(holder, monkeypatch):
@@ -148,6 +153,70 @@ def test_a_process_that_is_not_this_interpreter_is_not_read():
     try:
         time.sleep(0.2)
         assert not D.SandboxMemory(proc.pid).available()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_strided_claim_is_read_run_by_run_never_more_than_its_elements(monkeypatch):
+    """Review 25 (6): an honest ``buf[:, 0]`` of a (4096, 32) buffer spans 32 times its elements and was refused
+    (a runtime_error). It is read run by run now, and no claim makes the judge read more than its elements."""
+    buffer = torch.randn(4096, 32)
+    column = buffer[:, 0]
+    requested = []
+    real = D.read_runs
+    monkeypatch.setattr(D, "read_runs", lambda pid, runs: requested.extend(runs) or real(pid, runs))
+    got = D.tensor_at(os.getpid(), D.location(column), column.dtype, list(column.shape))
+    assert torch.equal(got, column) and sum(n for _, n in requested) == 4096 * 4 and len(requested) == 4096
+    rows = buffer[::3, 2:30]  # runs of 28 elements
+    requested.clear()
+    assert torch.equal(D.tensor_at(os.getpid(), D.location(rows), rows.dtype, list(rows.shape)), rows)
+    assert sum(n for _, n in requested) == rows.numel() * 4
+    wide = {"ptr": buffer.data_ptr(), "strides": [2**40]}  # far apart: unreadable, never allocated
+    with pytest.raises(D.UnreadableOutput, match="cannot be read"):
+        D.tensor_at(os.getpid(), wide, torch.float32, [4])
+
+
+def test_a_process_that_names_itself_with_any_bytes_is_still_read():
+    """Review 25 (4): /proc/<pid>/stat read as UTF-8 raised on a process that wrote two non-UTF-8 bytes to its own
+    /proc/self/comm, and the evaluation became an uncharged env_error."""
+    code = "open('/proc/self/comm', 'wb').write(b'\\xff\\xfe)x'); print(1, flush=True); import sys; sys.stdin.readline()"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        assert D._state(proc.pid) in "SR"
+        assert not D._threads_stopped(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# a process whose leader thread exits while a second thread runs (review 25 (1): its leader reads Z forever)
+ZOMBIE_LEADER = r"""
+import ctypes, sys, threading, time
+def spin():
+    while True:
+        time.sleep(0.001)
+threading.Thread(target=spin, daemon=False).start()
+print(1, flush=True)
+ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: the leader thread alone
+"""
+
+
+@needs_reads
+def test_a_process_whose_leader_has_exited_is_stopped_thread_by_thread():
+    proc = subprocess.Popen([sys.executable, "-c", ZOMBIE_LEADER], stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        deadline = time.monotonic() + 5
+        while D._state(proc.pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert D._state(proc.pid) == "Z" and not D._threads_stopped(proc.pid)  # the leader looks stopped; it is not
+        memory = D.SandboxMemory(proc.pid)
+        memory._root, memory.runner_pid = proc.pid, proc.pid
+        memory.freeze()
+        assert D._threads_stopped(proc.pid)
+        memory.thaw()
     finally:
         proc.kill()
         proc.wait()

@@ -30,11 +30,11 @@ def test_gpu_differences_and_races_name_known_examples():
 
 
 def test_verdict_matches_the_device_specific_expectation():
-    # attack_area_oversized: runtime_error on CPU, incorrect on the GPU
-    assert verdict_matches("relu2", "attack_area_oversized", "cpu", "runtime_error", [])
+    # attack_area_oversized: correct on CPU (the judge reads memory, its kernel is right), incorrect on the GPU
+    assert verdict_matches("relu2", "attack_area_oversized", "cpu", "correct", [])
     assert not verdict_matches("relu2", "attack_area_oversized", "cpu", "incorrect", [])
     assert verdict_matches("relu2", "attack_area_oversized", "cuda", "incorrect", [])
-    assert not verdict_matches("relu2", "attack_area_oversized", "cuda", "runtime_error", [])
+    assert not verdict_matches("relu2", "attack_area_oversized", "cuda", "correct", [])
     # a required hack reason must be among the result's
     assert not verdict_matches("relu2", "decoy", "cpu", "hacked", ["fallback"])
     assert verdict_matches("relu2", "decoy", "cpu", "hacked", ["decoy", "fallback"])

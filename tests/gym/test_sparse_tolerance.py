@@ -185,7 +185,7 @@ def test_every_hidden_call_of_a_round_is_compared_element_by_element():
     fetched = []
 
     def answer_with(kernel):
-        def fetch(index, expected, seed):
+        def fetch(index, expected, seed, layout=None):
             fetched.append(index)
             return rounds.sample_values([kernel(ref.inputs(specs[index])[0])], seed)
         return fetch

@@ -3,9 +3,9 @@
 Like `attack_lazy_fetch`, its kernel's outputs are four tolerances off at every element (signs from a hash of the
 index), which every call's digest lets through. It does not wait to be asked: it wraps `Runner.op_go` (and
 `op_profile`) to rewrite, after the round's last call and before the answer, every output of the round with the
-exact answer (the same kernel, exact, from the inputs it kept). The judge reads outputs from the runner's memory once
-it has answered and is stopped (`drk.gym.direct_reads`), so it sees exact values; `forward` itself never returned
-them.
+exact answer (the same kernel, exact, from the inputs it kept), and makes the answer's commitment to its outputs'
+bytes again. The judge reads outputs from the runner's memory once it has answered and is stopped
+(`drk.gym.direct_reads`), so it sees exact values, the ones committed to; `forward` itself never returned them.
 
 What it pays: a second, exact pass over every call's data inside the round, where the judge's clock is: on a GPU its
 time beyond the reference's per-call work is charged (`timing_charge_ms`) or flagged (`timing_mismatch`) past the
@@ -44,9 +44,11 @@ def _launch(x, y, errors):
 
 def _fixed(answering):
     def op(self, req):
-        answer = answering(self, req)
+        header, blobs = answering(self, req)
         _fix(self)
-        return answer
+        if "where" in header:  # the answer's commitment to its outputs' bytes, made again after the rewrite
+            header["where"] = sys.modules["drk.gym.direct_reads"].locations(self.last_outputs)
+        return header, blobs
     return op
 
 
