@@ -6,12 +6,16 @@ it, while the kernel's own outputs were four tolerances off at every element of 
 GPU (``attack_lazy_fetch``, session 32). Asked for values, a candidate computes them at the asking; read from its
 memory while it cannot run, it is held to what it had written when its call's round ended.
 
-How: after a round (the runner's ``go`` or ``profile``) the runner says where each output tensor lies (its address
-and strides: a claim, like everything it says). The judge stops every process of the candidate's sandbox
-(``SIGSTOP``: its PID namespace's processes, all descendants of the namespace's init) as soon as the answer
-arrives, reads the bytes with ``process_vm_readv(2)`` while they are stopped, and lets them go on
-(``SIGCONT``) only with its next request. Whatever memory the claim names, its content is what the candidate had
-written before it answered: rewriting outputs right costs time inside the round, where the judge's clock is.
+How: after a round (the runner's ``go`` or ``profile``) the runner says where each output tensor lies (its address,
+strides, shape and dtype: a claim, like everything it says) and commits to its elements' bytes (SHA-256, taken as
+the answer is made). The judge stops every process of the candidate's sandbox (``SIGSTOP`` to the descendants of
+the PID namespace's init, the runner first, until every *thread* of each is stopped) as soon as the answer arrives,
+reads the bytes with ``process_vm_readv(2)`` (never more than the reference's layout holds), checks them against
+the commitment, and lets the processes go on (``SIGCONT``) only with its next request. Whatever memory the claim
+names, its content is what the candidate had written before it answered: bytes written after the answer break the
+commitment, whenever they ran (attacker review 25: a helper whose leader thread had exited, a thread resumed by its
+tracer and a runner that rewrote its outputs between its answer and its stop all got ``correct`` without it), and
+rewriting outputs before the answer costs time inside the round, where the judge's clock is.
 
 Where it works: CPU tensors (the Triton interpreter), when the judge may read the runner's memory (root, or the owner
 of the sandbox's user namespace; :meth:`SandboxMemory.available` checks this on the runner's own executable, which

@@ -245,7 +245,7 @@ def test_a_hidden_call_whose_reference_is_not_finite_is_not_compared():
     session = object.__new__(Session)
     session.cfg, session.ref = EvalConfig(), SimpleNamespace(seeds=iter(range(100)))
     session._fresh_seed = lambda: 3
-    session.fetch = lambda call, expected, seed: expected  # the picked call's sample, as the runner would send it
+    session.fetch = lambda call, expected, seed, layout=None: expected  # the picked call's sample, as the runner would send it
     with pytest.raises(Verdict):
         session.check_round(answer, ref_digests, pick=1, picked=[fine])
     session.check_round(answer, ref_digests, pick=1, picked=[fine], unchecked=frozenset({0}))
