@@ -59,15 +59,14 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.process_vm_readv.restype = ctypes.c_ssize_t
 
 
-def _logical_bytes(value: torch.Tensor) -> bytes:
-    """A tensor's elements' bytes in logical (row-major) order: what the runner commits to and the judge hashes."""
-    flat = value.detach().contiguous().reshape(-1)
-    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-
-
 def commitment(value: torch.Tensor) -> str:
-    """SHA-256 of a tensor's elements (:func:`_logical_bytes`)."""
-    return hashlib.sha256(_logical_bytes(value)).hexdigest()
+    """SHA-256 of a tensor's elements' bytes in logical (row-major) order: what the runner commits to and the judge
+    checks. Hashed in place where the tensor is contiguous: a copy of each output, allocated and freed as the answer
+    was made, changed which freed block the runner's NaN poison filled, and a probe call's unwritten output came back
+    holding the previous call's answer (CI, session 32)."""
+    flat = value.detach()
+    flat = (flat if flat.is_contiguous() else flat.contiguous()).reshape(-1)
+    return hashlib.sha256(flat.view(torch.uint8).numpy() if flat.numel() else b"").hexdigest()
 
 
 def location(value: Any) -> dict[str, Any]:

@@ -398,11 +398,14 @@ def _refill(old: list[Any], new: list[Any]) -> list[Any]:
 def _poison(device: torch.device, numel: int) -> None:
     """Leave NaN-filled blocks in the allocator's caches: unwritten outputs come back NaN, not stale values.
 
-    One block the size of the largest output, and many small ones: a GPU's caching allocator serves allocations
-    under 1 MB from a separate pool, where a one-element tensor would otherwise get last call's value back (seen on
-    the H200: a probe whose kernels were stubbed out read a stale scale factor and passed).
+    Blocks the size of the largest output (one on a GPU, three on CPU), and many small ones: a GPU's caching
+    allocator serves allocations under 1 MB from a separate pool, where a one-element tensor would otherwise get last
+    call's value back (seen on the H200: a probe whose kernels were stubbed out read a stale scale factor and
+    passed).
     """
-    blocks = [torch.empty(numel, device=device, dtype=torch.float32)] if numel else []
+    # on CPU (malloc) a few blocks of the output's size: the one freed last need not be the one served next
+    big = (1 if device.type == "cuda" else 3) if numel else 0
+    blocks = [torch.empty(numel, device=device, dtype=torch.float32) for _ in range(big)]
     blocks += [torch.empty(128 * 2**k, device=device, dtype=torch.float32) for k in range(12) for _ in range(4)]
     for block in blocks:
         block.fill_(float("nan"))
