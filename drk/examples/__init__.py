@@ -165,6 +165,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_comm_bytes": ("incorrect", None),  # non-UTF-8 bytes in its /proc name: was an uncharged env_error
     "legit_strided_output": ("correct", None),  # returns buf[:, 0] of a wide buffer: was runtime_error
     "attack_where_stride0_huge": ("runtime_error", None),  # claimed 2**45 elements: the judge allocated them
+    # Session 32: attacker review 26
+    "attack_hopping_helper": ("runtime_error", None),  # a helper that forks and exits at once, out of every walk
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED
@@ -261,6 +263,7 @@ EITHER_VERDICT: dict[str, frozenset[tuple[str, str | None]]] = {
     "attack_zombie_leader": frozenset({("incorrect", None), ("runtime_error", None)}),
     "attack_ptrace_thread_escape": frozenset({("incorrect", None), ("runtime_error", None)}),
     "attack_post_answer_orphans": frozenset({("incorrect", None), ("runtime_error", None)}),
+    "attack_hopping_helper": frozenset({("incorrect", None), ("runtime_error", None)}),
 }
 
 #: The other example problems' candidates: problem -> candidate -> expected (status, reason).

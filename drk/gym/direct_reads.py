@@ -34,6 +34,7 @@ import sys
 import time
 from typing import Any
 
+import numpy as np
 import torch
 
 from drk.gym import wire
@@ -82,28 +83,39 @@ def location(value: Any) -> dict[str, Any]:
     return {"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]}
 
 
+def resolved(outputs: list[list[Any]]) -> list[list[Any]]:
+    """(Runner side) every output of a round with torch's lazy negation and conjugation applied: such a view's
+    memory holds the values before them, so a judge reading memory saw other values than the view's (an honest
+    ``view_as_complex(buf).conj().imag`` was a false ``runtime_error``, attacker review 26). The runner keeps these."""
+    return [[v.resolve_conj().resolve_neg() if isinstance(v, torch.Tensor) and (v.is_conj() or v.is_neg()) else v
+             for v in out] for out in outputs]
+
+
 def locations(outputs: list[list[Any]]) -> list[list[dict[str, Any]]]:
     """(Runner side) :func:`location` of every output of every call of a round."""
     return [[location(v) for v in out] for out in outputs]
 
 
-def read_runs(pid: int, runs: list[tuple[int, int]]) -> bytearray:
-    """The bytes of process ``pid``'s memory at ``runs`` (address, length), concatenated, read
-    :data:`_IOV_MAX` runs at a time (raises OSError with the call's errno, or on a short read)."""
-    total = sum(length for _, length in runs)
+def read_runs(pid: int, runs: np.ndarray | list[tuple[int, int]]) -> bytearray:
+    """The bytes of process ``pid``'s memory at ``runs`` (rows of address, length), concatenated, read
+    :data:`_IOV_MAX` runs at a time from one array of iovecs (no Python object per run: a claim of 2**17 one-element
+    runs took 0.44 s of the judge's time that way, attacker review 26). Raises OSError with the call's errno, or on a
+    short read."""
+    table = np.ascontiguousarray(np.asarray(runs, dtype=np.uint64).reshape(-1, 2))
+    if int(table[:, 1].max(initial=0)) > _CHUNK_BYTES:  # long runs in pieces the call can take at once
+        pieces = [(int(a) + at, min(_CHUNK_BYTES, int(n) - at)) for a, n in table for at in range(0, int(n), _CHUNK_BYTES)]
+        table = np.ascontiguousarray(np.asarray(pieces, dtype=np.uint64).reshape(-1, 2))
+    total = int(table[:, 1].sum())
     buffer = bytearray(total)
     if total == 0:
         return buffer
     base = ctypes.addressof((ctypes.c_char * total).from_buffer(buffer))
-    pieces = [(address + at, min(_CHUNK_BYTES, length - at)) for address, length in runs
-              for at in range(0, length, _CHUNK_BYTES)]
     done = 0
-    for start in range(0, len(pieces), _IOV_MAX):
-        batch = pieces[start:start + _IOV_MAX]
-        want = sum(length for _, length in batch)
-        remote = (_Iovec * len(batch))(*[_Iovec(address, length) for address, length in batch])
+    for start in range(0, len(table), _IOV_MAX):
+        batch = table[start:start + _IOV_MAX]
+        want = int(batch[:, 1].sum())
         local = _Iovec(base + done, want)
-        got = _libc.process_vm_readv(pid, ctypes.byref(local), 1, remote, len(batch), 0)
+        got = _libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.c_void_p(batch.ctypes.data), len(batch), 0)
         if got != want:
             err = ctypes.get_errno() if got < 0 else 0
             raise OSError(err, os.strerror(err) if err else f"read {got} of {want} bytes")
@@ -132,13 +144,15 @@ def tensor_at(pid: int, where: dict[str, Any], dtype: torch.dtype, shape: list[i
     claim is malformed or cannot be read."""
     ptr, strides = where.get("ptr"), where.get("strides")
     shape = list(shape)
-    if not (isinstance(ptr, int) and not isinstance(ptr, bool) and ptr > 0 and isinstance(strides, list)
+    if not (isinstance(ptr, int) and not isinstance(ptr, bool) and ptr >= 0 and isinstance(strides, list)
             and len(strides) == len(shape) and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**48
                                                    for s in strides)):
         raise UnreadableOutput("its runner described the output's memory in a malformed way")
     numel = math.prod(shape)
-    if numel == 0:
+    if numel == 0:  # nothing to read (torch gives an empty tensor address 0: review 26, a false runtime_error)
         return torch.empty(shape, dtype=dtype)
+    if ptr == 0:
+        raise UnreadableOutput("its runner described the output's memory in a malformed way")
     element = torch.empty((), dtype=dtype).element_size()
     span = 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
     try:
@@ -148,10 +162,9 @@ def tensor_at(pid: int, where: dict[str, Any], dtype: torch.dtype, shape: list[i
         offsets = _element_offsets(shape, strides)
         unique, inverse = torch.unique(offsets, sorted=True, return_inverse=True)
         breaks = torch.nonzero(unique[1:] - unique[:-1] != 1).reshape(-1) + 1
-        starts = torch.cat([torch.zeros(1, dtype=torch.int64), breaks]).tolist()
-        ends = breaks.tolist() + [unique.numel()]
-        first = unique[starts].tolist()
-        runs = [(ptr + f * element, (e - s) * element) for f, s, e in zip(first, starts, ends)]
+        starts = torch.cat([torch.zeros(1, dtype=torch.int64), breaks])
+        ends = torch.cat([breaks, torch.tensor([unique.numel()])])
+        runs = torch.stack([ptr + unique[starts] * element, (ends - starts) * element], dim=1).numpy()
         packed = torch.frombuffer(read_runs(pid, runs), dtype=dtype)
         return packed[inverse].reshape(shape)
     except OSError as exc:
@@ -177,8 +190,8 @@ def _children(pid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    if int(handle.read().rsplit(b")", 1)[1].split()[1]) == pid:
                         found.append(int(entry))
             except (OSError, ValueError, IndexError):
                 continue
@@ -286,10 +299,12 @@ class SandboxMemory:
         """Stop every process of the sandbox, the runner first, and wait until every thread of each is stopped,
         sending ``SIGSTOP`` to all of them again until then: a thread the candidate traces (``ptrace``) from
         another of its processes can be resumed by that tracer, but not once the tracer is stopped too; a process
-        whose leader thread has exited still takes the signal. New processes are stopped as they appear. Raises
+        whose leader thread has exited still takes the signal. Done after two walks alike in which every process
+        was stopped, so a child forked before its parent's stop is in the second. Raises
         :class:`UnreadableOutput` when they cannot all be stopped within :data:`STOP_WAIT_S`. Whatever runs
         between the runner's answer and its stop, the answer's :func:`commitment` shows what it wrote."""
         deadline = time.monotonic() + STOP_WAIT_S
+        settled: list[int] | None = None  # the processes of the last pass in which all were stopped
         while True:
             pids = [self.runner_pid] + [p for p in _descendants(self._root) if p != self.runner_pid]
             running = []
@@ -303,8 +318,13 @@ class SandboxMemory:
             for pid in pids:
                 if not _threads_stopped(pid):
                     running.append(pid)
-            if not running:
+            # done after two passes alike with all stopped: a process that forks and exits at once was never in
+            # one walk's list (running 2 ms after 15-40 freezes in 100, attacker review 26); its child is in the next
+            if not running and sorted(pids) == settled:
                 return
+            settled = None if running else sorted(pids)
+            if not running:
+                continue
             if time.monotonic() > deadline:
                 raise UnreadableOutput(f"{len(running)} of the candidate's processes could not be stopped for the "
                                        "judge's reads")

@@ -205,7 +205,7 @@ class Runner:
         except rounds.CallFailed as failed:
             return {"error": {"status": _failure_status(failed.exc), "call": failed.index,
                               "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
-        self.last_outputs = outputs
+        self.last_outputs = outputs = direct_reads.resolved(outputs)
         return {"times_ms": times, "late_ms": lates, "flush_ms": flushes, "outputs": output_digests,
                 "inputs": input_digests, "starved": any(starved), "where": direct_reads.locations(outputs)}, []
 
@@ -248,7 +248,7 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - the candidate's failure, reported like any call's
             return {"error": {"status": _failure_status(exc), "message": _trim_traceback(
                 exc, self.load_args.get("candidate_path", ""))}}, []
-        self.last_outputs = [rounds.flatten_outputs(out)]
+        self.last_outputs = direct_reads.resolved([rounds.flatten_outputs(out)])
         return {"kernels_ms": table, "where": direct_reads.locations(self.last_outputs)}, []
 
     # --- helpers ------------------------------------------------------------------------------------------------

@@ -35,8 +35,14 @@ for i in range(n):
     escaped += bool(running)
     m.thaw()
     time.sleep(0.01)
+for _ in range(5):  # the tree first (stopped, then killed by pid: the hopper changes pid), then the launcher
+    try:
+        m.freeze()
+    except d.UnreadableOutput:
+        pass
+    for p in d._descendants(launcher.pid):
+        if p != launcher.pid:
+            try: os.kill(p, signal.SIGKILL)
+            except OSError: pass
 os.kill(launcher.pid, signal.SIGKILL)
-for p in d._descendants(launcher.pid):
-    try: os.kill(p, signal.SIGKILL)
-    except OSError: pass
 print(f"{n} freezes: {escaped} returned with a process of the tree still running 2 ms later; {fails} gave up")
