@@ -244,6 +244,7 @@ def test_a_hidden_call_whose_reference_is_not_finite_is_not_compared():
     answer = {"outputs": [rounds.digest_values([stable], 7), rounds.digest_values([fine], 7)]}
     session = object.__new__(Session)
     session.cfg, session.ref = EvalConfig(), SimpleNamespace(seeds=iter(range(100)))
+    session.runner = SimpleNamespace(memory=None)  # a runner that answers fetch (as on a GPU)
     session._fresh_seed = lambda: 3
     session.fetch = lambda call, expected, seed, layout=None: expected  # the picked call's sample, as the runner would send it
     with pytest.raises(Verdict):
