@@ -217,11 +217,8 @@ FETCH_PATH: dict[str, tuple[str, str | None]] = {
 #: Where a GPU's verdict differs from the CPU's, with why (each seen on an H200).
 EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
     # The judge reads CUDA outputs through the runner's fetch (drk.gym.direct_reads reads CPU memory only): a fetch
-    # answer is still the candidate's to write there (FETCH_PATH).
-    "attack_fetch_meta_type": ("runtime_error", None),
-    "attack_zero_numel_shape": ("runtime_error", None),
-    "attack_area_offset": ("runtime_error", None),
-    "attack_lazy_fetch": ("correct", None),
+    # answer is still the candidate's to write there (attack_area_oversized's is overridden below).
+    **FETCH_PATH,
     "attack_where_stride0_huge": ("correct", None),  # its claim is about CPU memory; its kernel is right
     # At the GPU's sizes a right answer fills the whole 256 MiB area, so no description inside it is larger than a
     # right answer: the flat description of an area it never wrote is judged on its values.

@@ -80,7 +80,7 @@ def location(value: Any) -> dict[str, Any]:
         return {"ptr": int(value.data_ptr()), "strides": [int(s) for s in value.stride()],
                 "shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch."),
                 "sha256": commitment(value)}
-    return {"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]}
+    return wire.scalar_meta(value)
 
 
 def resolved(outputs: list[list[Any]]) -> list[list[Any]]:
@@ -209,6 +209,10 @@ def _descendants(root: int) -> list[int]:
     return seen
 
 
+#: /proc states of a thread that runs no code: stopped, traced-stopped, zombie, dead.
+_STOPPED = frozenset("TtZXx")
+
+
 def _stat_state(path: str) -> str:
     """The state letter of a ``/proc/.../stat`` file, read as bytes (a process names itself: ``/proc/self/comm``
     may hold any bytes, and a strict UTF-8 read of them made the judge's freeze raise, an uncharged ``env_error``,
@@ -222,10 +226,6 @@ def _stat_state(path: str) -> str:
         return "?"
 
 
-def _state(pid: int) -> str:
-    return _stat_state(f"/proc/{pid}/stat")
-
-
 def _threads_stopped(pid: int) -> bool:
     """Whether every thread of process ``pid`` runs no code. The leader's state is not the process's: a leader that
     has exited reads ``Z`` while its other threads run, and a thread traced by another process can be resumed out
@@ -237,10 +237,6 @@ def _threads_stopped(pid: int) -> bool:
     except OSError:
         return False
     return all(_stat_state(f"/proc/{pid}/task/{tid}/stat") in _STOPPED for tid in tasks)
-
-
-#: /proc states of a thread that runs no code: stopped, traced-stopped, zombie, dead.
-_STOPPED = frozenset("TtZXx")
 
 
 def _pid_namespace(pid: int) -> str | None:

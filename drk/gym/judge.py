@@ -949,6 +949,10 @@ class TimingHold:
 class Session:
     """One conversation with one runner: the stages in order; raises :class:`Verdict` to end early."""
 
+    #: seconds of the judge's own reads of a runner's memory, credited by :meth:`fetch` (a span that credits all
+    #: its time, :meth:`check_hidden_calls`, leaves them out)
+    read_s = 0.0
+
     def __init__(self, reporter: Reporter, runner: RunnerProcess, ref: Reference, cfg: EvalConfig, plan: Planned,
                  candidate_path: str, payload: dict[str, Any], timing_lock: Any, probe_runner: RunnerProcess | None,
                  request_runner: Callable[[], Any] | None = None) -> None:
@@ -1082,6 +1086,8 @@ class Session:
         if self.ref.device.type == "cpu" and self.cfg.direct_reads:
             runner.read_memory()
         self._ask({"op": "load", "problem_source": self.payload["problem_source"],
+                   # the runner describes its outputs' memory only for a judge that reads it (a hash per output)
+                   "describe_outputs": runner.memory is not None,
                    "problem_name": self.payload["problem_name"], "device": self.ref.device.type,
                    "gpu_index": self.ref.device.index or 0, "seed": self.cfg.seed, "build_main": build_main,
                    "candidate_dir": os.path.dirname(self.candidate_path), "candidate_path": self.candidate_path,
@@ -1131,7 +1137,9 @@ class Session:
             try:
                 return target.outputs(call, expected if sample_seed is None else layout, sample_seed)
             finally:  # the judge's own work while the candidate is stopped: not the candidate's time
-                self._credit(time.monotonic() - started)
+                spent = time.monotonic() - started
+                self._credit(spent)
+                self.read_s += spent
         size = sum(x.numel() * x.element_size() for x in expected if isinstance(x, torch.Tensor))
         answer, blobs = self._ask({"op": "fetch", "call": call, "sample_seed": sample_seed},
                                   max_blob_bytes=size + 2**16, runner=runner)
@@ -1691,7 +1699,7 @@ class Session:
         checked = [i for i in range(len(specs)) if not timed[i] and i != pick and i not in unchecked]
         if not checked or self._timing_twin is None:
             return
-        started = time.monotonic()
+        started, read_before = time.monotonic(), self.read_s
         try:
             for index in checked:
                 spec = specs[index]
@@ -1705,8 +1713,8 @@ class Session:
                 del outputs
                 self._check_sampled(expected, self.fetch(index, expected, sample_seed, layout=layout), tolerance,
                                     sample_seed)
-        finally:
-            self._credit(time.monotonic() - started)
+        finally:  # less the reads fetch credited already
+            self._credit(time.monotonic() - started - (self.read_s - read_before))
 
     def reference_round(self, specs: list[CallSpec], pick: int, lates: list[float] | None = None,
                         flushes: list[float] | None = None, burst_cycles: int = 0,

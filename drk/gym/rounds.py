@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from drk.gym import digest_kernel
+from drk.gym import digest_kernel, wire
 from drk.gym.correctness import Moved, tolerance_for
 
 _perf_counter = time.perf_counter
@@ -609,8 +609,7 @@ def start_digests(values: Sequence[Any], seed: int) -> PendingDigests:
                     tensors.append((flat, _fast_sums(flat, _weights(flat.numel(), flat.device, seed))))
                 records.append({"dtype": str(value.dtype).removeprefix("torch."), "shape": list(value.shape)})
             else:
-                records.append({"value": value if isinstance(value, (int, float, bool)) or value is None
-                                else repr(value)[:200]})
+                records.append(wire.scalar_meta(value))
     return PendingDigests(records, tensors, seed, on_cpu)
 
 

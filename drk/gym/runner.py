@@ -52,6 +52,7 @@ class Runner:
         self.prepared: tuple[str, list[list[Any]], list[str], int] | None = None
         self.digest_inputs = False  # the prepared round's inputs are digested (only where the judge checks them)
         self.last_outputs: list[list[Any]] = []
+        self.describe_outputs = False  # the judge reads this process's memory: say where each output lies
         self.flush: torch.Tensor | None = None
         self.load_args: dict[str, Any] = {}
         self.variants_as_main = False
@@ -81,6 +82,7 @@ class Runner:
     def op_load(self, req: dict[str, Any]) -> tuple[dict, list]:
         """Problem module, reference initial weights, instruments, then the candidate (nothing before)."""
         self.load_args = req
+        self.describe_outputs = bool(req.get("describe_outputs"))
         if req.get("dump_stack_after_s"):
             import faulthandler
 
@@ -207,7 +209,7 @@ class Runner:
                               "message": _trim_traceback(failed.exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = outputs = direct_reads.resolved(outputs)
         return {"times_ms": times, "late_ms": lates, "flush_ms": flushes, "outputs": output_digests,
-                "inputs": input_digests, "starved": any(starved), "where": direct_reads.locations(outputs)}, []
+                "inputs": input_digests, "starved": any(starved), **self._where(outputs)}, []
 
     def op_fetch(self, req: dict[str, Any]) -> tuple[dict, list]:
         values = self.last_outputs[int(req["call"])]
@@ -224,8 +226,7 @@ class Runner:
                     blobs.append(wire.tensor_to_blob(value))
                 metas.append(meta)
             else:
-                metas.append({"value": value if isinstance(value, (int, float, bool)) or value is None
-                              else repr(value)[:200]})
+                metas.append(wire.scalar_meta(value))
         return {"outputs": metas}, blobs
 
     def op_evidence(self, req: dict[str, Any]) -> tuple[dict, list]:
@@ -249,9 +250,14 @@ class Runner:
             return {"error": {"status": _failure_status(exc), "message": _trim_traceback(
                 exc, self.load_args.get("candidate_path", ""))}}, []
         self.last_outputs = direct_reads.resolved([rounds.flatten_outputs(out)])
-        return {"kernels_ms": table, "where": direct_reads.locations(self.last_outputs)}, []
+        return {"kernels_ms": table, **self._where(self.last_outputs)}, []
 
     # --- helpers ------------------------------------------------------------------------------------------------
+
+    def _where(self, outputs: list[list[Any]]) -> dict[str, Any]:
+        """Where a round's outputs lie and their bytes' commitment, for a judge that reads this process's memory
+        (:mod:`drk.gym.direct_reads`); nothing for one that asks ``fetch``."""
+        return {"where": direct_reads.locations(outputs)} if self.describe_outputs else {}
 
     def _build(self, variant: str) -> torch.nn.Module:
         """Import the candidate and build its model (the candidate's own runner)."""

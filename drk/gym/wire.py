@@ -170,6 +170,12 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytearray:
 # --- tensors as data ----------------------------------------------------------------------------------------------
 
 
+def scalar_meta(value: Any) -> dict[str, Any]:
+    """A non-tensor output as the runner describes it: a number, a bool or None as itself, anything else as the
+    start of its ``repr`` (never an object)."""
+    return {"value": value if isinstance(value, (int, float, bool)) or value is None else repr(value)[:200]}
+
+
 def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
     return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
 

@@ -24,6 +24,11 @@ sys.stdin.readline()
 """
 
 
+def _leader_state(pid: int) -> str:
+    """The state letter of process ``pid``'s leader thread."""
+    return D._stat_state(f"/proc/{pid}/stat")
+
+
 @pytest.fixture
 def holder():
     proc = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -94,7 +99,7 @@ def test_the_judge_reads_a_stopped_process_and_every_process_it_started_stops_wi
     memory.freeze()
     try:
         assert set(memory.frozen) >= {proc.pid, child}
-        assert D._state(proc.pid) in "Tt" and D._state(child) in "Tt"
+        assert _leader_state(proc.pid) in "Tt" and _leader_state(child) in "Tt"
         right = torch.arange(12, dtype=torch.float32).reshape(3, 4)
         where = {"ptr": ptr, "strides": [4, 1], "shape": [3, 4], "dtype": "float32", "sha256": D.commitment(right)}
         assert torch.equal(memory.read(where, right), right)
@@ -102,9 +107,9 @@ def test_the_judge_reads_a_stopped_process_and_every_process_it_started_stops_wi
     finally:
         memory.thaw()
     deadline = time.monotonic() + 2
-    while D._state(proc.pid) in "Tt" and time.monotonic() < deadline:
+    while _leader_state(proc.pid) in "Tt" and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert D._state(proc.pid) not in "Tt" and D._state(child) not in "Tt" and memory.frozen == []
+    assert _leader_state(proc.pid) not in "Tt" and _leader_state(child) not in "Tt" and memory.frozen == []
 
 
 @needs_reads
@@ -184,7 +189,7 @@ def test_a_process_that_names_itself_with_any_bytes_is_still_read():
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         proc.stdout.readline()
-        assert D._state(proc.pid) in "SR"
+        assert _leader_state(proc.pid) in "SR"
         assert not D._threads_stopped(proc.pid)
     finally:
         proc.kill()
@@ -209,9 +214,9 @@ def test_a_process_whose_leader_has_exited_is_stopped_thread_by_thread():
     try:
         proc.stdout.readline()
         deadline = time.monotonic() + 5
-        while D._state(proc.pid) != "Z" and time.monotonic() < deadline:
+        while _leader_state(proc.pid) != "Z" and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert D._state(proc.pid) == "Z" and not D._threads_stopped(proc.pid)  # the leader looks stopped; it is not
+        assert _leader_state(proc.pid) == "Z" and not D._threads_stopped(proc.pid)  # the leader looks stopped; it is not
         memory = D.SandboxMemory(proc.pid)
         memory._root, memory.runner_pid = proc.pid, proc.pid
         memory.freeze()
