@@ -157,7 +157,7 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_callspec_peek": ("correct", None),
     # Session 32: outputs four tolerances off, rewritten exact by a wrapped runner before the judge reads them
     "attack_lazy_fetch": ("incorrect", None),  # at the judge's fetch: correct until the judge read memory itself
-    "attack_round_fixup": ("correct", None),  # before its round's answer: a known evasion (the residual)
+    "attack_round_fixup": ("correct", None),  # before its round's answer: a known evasion (the residual; GPU: EXPECTED_GPU)
     # Session 32: attacker review 25, on the judge's reads of the runner's memory
     "attack_zombie_leader": ("runtime_error", None),  # a helper whose leader exited ran on through the freeze
     "attack_ptrace_thread_escape": ("runtime_error", None),  # a traced thread resumed out of the group stop
@@ -228,6 +228,15 @@ EXPECTED_GPU: dict[str, tuple[str, str | None]] = {
     # probe runner starts; at the GPU's size that is past the examples check's 90 s (89 s in `hacking` on an H200,
     # 2026-12-03, after its launches per call were cut to 64). The probes' price for such a module, not a cheat.
     "legit_progress_loop": ("timeout", None),
+    # Each timed call's digest is taken by the runner right after the call (on a GPU, before its wrapped op_go
+    # rewrites the round's outputs), and the kernel's own outputs are four tolerances off: "a timed call's output is
+    # wrong" on an H200 (session 33). The digests are the runner's to take, so a fix-up that also rewrote before
+    # them would pass: the evasion (KNOWN_EVASIONS) stands on a GPU too, this module just does not reach it.
+    "attack_round_fixup": ("incorrect", None),
+    # Its scratch buffer is 32 outputs wide: 8 GiB a call at the GPU's 2**26 elements, and a round's outputs are kept
+    # until they are checked, so a CUDA out-of-memory on an H200 (112.75 GiB held by its runner, session 33). The
+    # module's own memory bill, named in the error; on CPU (2**12 elements) it shows strided reads are honest.
+    "legit_strided_output": ("runtime_error", None),
 }
 
 #: Candidates whose GPU verdict depends on a race the candidate itself made: any of these verdicts is right there.
