@@ -15,9 +15,14 @@ descriptor crosses bubblewrap (inherited, or sent over a Unix socket with ``SCM_
   with ``SCM_RIGHTS``, imported and mapped there (``cuMemImportFromShareableHandle``, ``cuMemMap``). Printed: whether
   each step works, the judge's full read time, and whether a later write of the child shows through (it must, for a
   read after a stop to mean anything).
+* ``torch``: no allocation of the probe's own. The child runs torch's caching allocator with expandable segments
+  (``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``: segments made with ``cuMemCreate``), computes a tensor the
+  usual way, and exports the physical allocations under it (``cuMemGetAddressRange`` and
+  ``cuMemRetainAllocationHandle`` piece by piece, each as a file descriptor); the judge maps the pieces side by
+  side and reads the tensor at its offset. This is what reading a module's own outputs would take.
 
     python benchmarks/gpu_shared_memory_probe.py                  # levels uid, namespace, process; 256 MiB
-    python benchmarks/gpu_shared_memory_probe.py --mb 1024 --levels namespace --kinds vmm
+    python benchmarks/gpu_shared_memory_probe.py --mb 1024 --levels namespace --kinds vmm,torch
 
 One line per (kind, level). Without CUDA it says so and exits 0. Nothing here is used by ``drk.gym`` yet: its lines
 decide how the judge could read a GPU runner's outputs itself (docs/environment.md, What remains).
@@ -84,6 +89,20 @@ def map_handle(handle, size, device):
     return address.value
 
 
+def map_pieces(handles, sizes, device):
+    total = sum(sizes)
+    address = ctypes.c_uint64()
+    check("cuMemAddressReserve", ctypes.byref(address), ctypes.c_size_t(total), ctypes.c_size_t(0), ctypes.c_uint64(0),
+          ctypes.c_uint64(0))
+    at = address.value
+    for handle, size in zip(handles, sizes):
+        check("cuMemMap", ctypes.c_uint64(at), ctypes.c_size_t(size), ctypes.c_size_t(0), handle, ctypes.c_uint64(0))
+        at += size
+    access = AccessDesc(Location(ON_DEVICE, device), READ_WRITE)
+    check("cuMemSetAccess", address, ctypes.c_size_t(total), ctypes.byref(access), ctypes.c_size_t(1))
+    return address.value
+
+
 def as_tensor(address, numel):
     import torch
 
@@ -115,6 +134,27 @@ if kind == "host":
     digest = hashlib.sha256(memoryview(area)).hexdigest(); t3 = time.perf_counter()
     say(copy_ms=[1e3 * (t1 - t0), 1e3 * (t2 - t1)], sha256_ms=1e3 * (t3 - t2), sha256=digest)
     sys.stdin.readline()
+elif kind == "torch":
+    sock = socket.socket(fileno=fd)
+    start, end = x.data_ptr(), x.data_ptr() + numel * 4
+    pieces, fds, at, first = [], [], start, None
+    while at < end:
+        base, size = ctypes.c_uint64(), ctypes.c_size_t()
+        check("cuMemGetAddressRange_v2", ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(at))
+        handle = ctypes.c_uint64()
+        check("cuMemRetainAllocationHandle", ctypes.byref(handle), ctypes.c_void_p(at))
+        shared = ctypes.c_int(-1)
+        check("cuMemExportToShareableHandle", ctypes.byref(shared), handle, POSIX_FD, ctypes.c_uint64(0))
+        first = at - base.value if first is None else first
+        pieces.append(size.value)
+        fds.append(shared.value)
+        at = base.value + size.value
+    socket.send_fds(sock, [json.dumps({"sizes": pieces, "offset": first}).encode()], fds)
+    say(exported=len(pieces))
+    sys.stdin.readline()
+    x.fill_(7.0); torch.cuda.synchronize()
+    say(written=True)
+    sys.stdin.readline()
 else:
     sock = socket.socket(fileno=fd)
     device = torch.cuda.current_device()
@@ -134,12 +174,12 @@ else:
 """
 
 
-def _child(level: str, argv: list[str], fds: tuple[int, ...]) -> subprocess.Popen:
+def _child(level: str, argv: list[str], fds: tuple[int, ...], **env: str) -> subprocess.Popen:
     from drk.gym import isolation
 
     cmd = isolation.sandbox_command(level, argv) if level != "process" else argv
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=isolation.sandbox_env("cuda"), pass_fds=fds)
+                            env={**isolation.sandbox_env("cuda"), **env}, pass_fds=fds)
 
 
 def _answer(child: subprocess.Popen) -> dict | None:
@@ -223,11 +263,55 @@ def probe_vmm(level: str, numel: int) -> str:
         judge_end.close()
 
 
+def probe_torch(level: str, numel: int) -> str:
+    import torch
+
+    namespace: dict = {}
+    exec(DRIVER, namespace)  # noqa: S102 - this file's own driver helpers, shared with the child's source
+    judge_end, runner_end = socket.socketpair()
+    child = _child(level, [sys.executable, "-s", "-c", CHILD, "torch", str(numel), str(runner_end.fileno())],
+                   (runner_end.fileno(),), PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
+    runner_end.close()
+    try:
+        said = _answer(child)
+        if said is None:
+            return f"torch/{level}: the child did not export: {child.stderr.read()[-400:]}"
+        message, fds, _, _ = socket.recv_fds(judge_end, 1 << 16, 4096)
+        layout = json.loads(message)
+        torch.zeros(1, device="cuda")
+        device = torch.cuda.current_device()
+        t0 = time.perf_counter()
+        handles = []
+        try:
+            for fd in fds:
+                handle = ctypes.c_uint64()
+                namespace["check"]("cuMemImportFromShareableHandle", ctypes.byref(handle), ctypes.c_void_p(fd),
+                                   namespace["POSIX_FD"])
+                handles.append(handle)
+            base = namespace["map_pieces"](handles, layout["sizes"], device)
+        except RuntimeError as exc:
+            return f"torch/{level}: {len(fds)} pieces exported; the judge's import or map FAILED ({exc})"
+        y = namespace["as_tensor"](base + layout["offset"], numel)
+        t1 = time.perf_counter()
+        right = bool(torch.equal(y, torch.arange(numel, device="cuda", dtype=torch.float32)))
+        child.stdin.write("\n")
+        child.stdin.flush()
+        _answer(child)  # written
+        later = float(y[:16].sum())
+        return (f"torch/{level}: a torch tensor of {numel * 4 / 2**20:.0f} MiB in {len(fds)} exported pieces "
+                f"(sizes {sorted(set(layout['sizes']))}), imported and mapped in {1e3 * (t1 - t0):.2f} ms, values "
+                f"{'right' if right else 'WRONG'}, the child's later write {'seen' if later == 16 * 7.0 else 'NOT seen'}")
+    finally:
+        child.kill()
+        child.wait()
+        judge_end.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--levels", default="uid,namespace,process")
-    parser.add_argument("--kinds", default="host,vmm")
+    parser.add_argument("--kinds", default="host,vmm,torch")
     args = parser.parse_args()
     import torch
 
@@ -239,7 +323,7 @@ def main() -> None:
     for kind in args.kinds.split(","):
         for level in args.levels.split(","):
             try:
-                line = {"host": probe_host, "vmm": probe_vmm}[kind](level, numel)
+                line = {"host": probe_host, "vmm": probe_vmm, "torch": probe_torch}[kind](level, numel)
             except Exception as exc:  # noqa: BLE001 - one probe's failure is its line, the others still run
                 line = f"{kind}/{level}: the probe raised {type(exc).__name__}: {str(exc)[:300]}"
             print(line, flush=True)
