@@ -167,6 +167,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_where_stride0_huge": ("runtime_error", None),  # claimed 2**45 elements: the judge allocated them
     # Session 32: attacker review 26
     "attack_hopping_helper": ("runtime_error", None),  # a helper that forks and exits at once, out of every walk
+    # Session 33: attacker review 27
+    "attack_timed_seeded_only": ("incorrect", None),  # wrong in timed calls only: the round's pick was a hidden call
 }
 
 #: Attacks that get a verdict they should not, with why (docs/environment.md, "What remains"). Each is in EXPECTED

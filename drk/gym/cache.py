@@ -48,6 +48,15 @@ def cache_key(problem: Problem, candidate_src: str, config: EvalConfig, device_k
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def read_weaker_than_asked(result: EvalResult, config: EvalConfig, device_kind: str) -> bool:
+    """Whether ``result`` is a CPU verdict on outputs the runner handed over (``fetch``) although the judge was to read
+    them from the runner's memory itself: this host could not (no permission), and a module that rewrites its
+    outputs when asked for them is ``correct`` through ``fetch`` (``attack_lazy_fetch``). Kept out of the cache, so
+    another host sharing it, which can read memory, judges afresh (attacker review 27, reasoned). On a GPU every
+    output comes through ``fetch`` on every host: no weaker read to tell apart."""
+    return device_kind == "cpu" and config.direct_reads and result.outputs_read == "runner"
+
+
 class ResultCache:
     """``get``/``put`` of :class:`EvalResult` by key under ``root/ab/abcdef....json``."""
 

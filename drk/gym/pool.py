@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from drk.gym.cache import ResultCache, cache_key
+from drk.gym.cache import ResultCache, cache_key, read_weaker_than_asked
 from drk.gym.config import EvalConfig
 from drk.gym.evaluate import ProblemError, evaluate, resolve_device
 from drk.gym.isolation import IsolationUnavailable, available_level
@@ -296,7 +296,7 @@ class Pool:
         result = self.cache.get(key) if self.cache is not None else None
         if result is None:
             result = self._evaluate_uncached(problem, candidate_src, config)  # learns from each attempt
-            if self.cache is not None:
+            if self.cache is not None and not read_weaker_than_asked(result, config, self._device_kind):
                 self.cache.put(key, result)
         else:
             self._learn(problem, result)  # a cached result's judge peak counts as much as a fresh one's

@@ -187,6 +187,33 @@ def test_cache_hits_are_identical_and_flagged(problem, tmp_path):
     assert not other.cached and other.status == "incorrect"  # a different config is a different key
 
 
+def test_a_cpu_verdict_read_through_the_runner_is_not_cached_where_memory_reads_were_asked(problem, tmp_path,
+                                                                                           monkeypatch):
+    """Attacker review 27 (reasoned): on a host where the judge cannot read the runner's memory, a CPU verdict comes
+    from the runner's fetch answers (``attack_lazy_fetch`` is correct there); cached, it would be served to a host
+    that reads memory. Such a result is not stored; one read from memory is, and so is one where the config asked
+    for fetch."""
+    import dataclasses
+
+    from drk.gym.cache import read_weaker_than_asked
+
+    pool = Pool(device="cpu", workers=1, cache_dir=tmp_path, config=CONFIG)
+    real = pool.evaluate(problem, example_candidate("good"))
+    assert real.status == "correct" and real.outputs_read == "memory"  # this host reads memory: cached
+    assert pool.evaluate(problem, example_candidate("good")).cached
+    # a host that cannot (the judge's fallback, as it reports it)
+    through_fetch = dataclasses.replace(real, outputs_read="runner", cached=False)
+    monkeypatch.setattr(Pool, "_evaluate_uncached", lambda self, *args: dataclasses.replace(through_fetch))
+    lazy = example_candidate("attack_lazy_fetch")
+    assert not pool.evaluate(problem, lazy).cached and not pool.evaluate(problem, lazy).cached
+    asked = dataclasses.replace(CONFIG, direct_reads=False)  # fetch asked for: the same on every host
+    pool.evaluate(problem, lazy, asked)
+    assert pool.evaluate(problem, lazy, asked).cached
+    assert read_weaker_than_asked(through_fetch, CONFIG, "cpu")
+    assert not read_weaker_than_asked(through_fetch, CONFIG, "cuda:NVIDIA H200")  # GPUs: fetch everywhere
+    assert not read_weaker_than_asked(dataclasses.replace(through_fetch, outputs_read=""), CONFIG, "cpu")
+
+
 def test_cache_key_covers_what_decides_the_verdict(problem):
     base = cache_key(problem, "x = 1\n", CONFIG, "cpu")
     assert base == cache_key(problem, "text\n```python\nx = 1\n```\nmore text", CONFIG, "cpu")

@@ -253,16 +253,30 @@ def test_a_hidden_call_whose_reference_is_not_finite_is_not_compared():
     session.check_round(answer, ref_digests, pick=0, picked=[reference], unchecked=frozenset({0}))
 
 
-def test_the_element_wise_check_falls_on_a_hidden_call_half_the_time_it_can():
-    """Attacker review 23: errors confined to a sparse set's few outliers fit in a digest's summed tolerance, and a
-    uniform pick of the round's element-wise check fell on a hidden call about one round in twenty."""
+def test_the_element_wise_check_falls_on_a_timed_call():
+    """Attacker review 27: the pick fell on a hidden-set call half the time (review 23's rule, from before every
+    hidden call was compared apart), and then no timed call of the round was compared element by element; a module
+    wrong in its timed calls only, within every digest, was ``correct`` 4 of 6 on CPU."""
     from drk.gym.judge import pick_checked_call
     from drk.gym.secret import SeedStream
 
     seeds = SeedStream(b"pick")
     plain_round = [True] * 10
     assert {pick_checked_call(plain_round, seeds) for _ in range(300)} == set(range(10))
-    with_one = [True] * 5 + [False] + [True] * 5
-    picks = [pick_checked_call(with_one, seeds) for _ in range(2000)]
-    assert 0.48 < picks.count(5) / 2000 < 0.6  # 1/2 + 1/2 x 1/11
-    assert set(picks) == set(range(11))  # every call can still be the one
+    with_hidden = [True] * 5 + [False] + [True] * 4 + [False]
+    picks = [pick_checked_call(with_hidden, seeds) for _ in range(2000)]
+    assert set(picks) == {0, 1, 2, 3, 4, 6, 7, 8, 9}  # every timed call can be the one, no hidden call is
+    assert {pick_checked_call([False, False], seeds) for _ in range(100)} == {0, 1}  # hidden calls only: any
+
+
+def test_a_module_wrong_in_its_timed_calls_only_is_incorrect():
+    """Attacker review 27: exact in its correctness, probe, profiled and hidden-set calls, four tolerances off in the
+    timing's seeded calls (within every digest). The verdict's secret draws follow the source, so each nonce is
+    another evaluation; nonce 3 was ``correct`` before the pick was held to timed calls (1 of these 3 then)."""
+    from drk.examples import example_candidate, example_problem
+
+    source = example_candidate("attack_timed_seeded_only")
+    for nonce in (0, 1, 3):
+        result = evaluate(example_problem("relu2"), f"{source}\n# nonce {nonce}\n", device="cpu",
+                          config=EvalConfig(timeout_s=60))
+        assert result.status == "incorrect" and "timed call" in (result.feedback or ""), (nonce, result.status)
