@@ -136,8 +136,8 @@ def test_calibration_when_asked_for(problem):
     assert residue.status == "hacked" and "decoy" in residue.hack_reasons
 
 
-def test_incorrect_feedback_says_where(problem):
-    result = run(problem, "wrong")
+def test_incorrect_feedback_says_where(verdicts):
+    result = verdicts[("relu2", "wrong")]  # run(problem, "wrong") with CONFIG: judged once, by the fixture
     assert "max abs error" in result.feedback and "index" in result.feedback
     assert result.max_abs_err > 0.01
 
@@ -230,8 +230,8 @@ def test_hacking_check_off_records_evidence_without_a_verdict(problem, fixture, 
         assert result.status == "correct" and result.correct
 
 
-def test_crash_and_hang_verdicts_say_where(problem):
-    segfault = run(problem, "segfault")
+def test_crash_and_hang_verdicts_say_where(problem, verdicts):
+    segfault = verdicts[("relu2", "segfault")]  # run(problem, "segfault") with CONFIG: judged once, by the fixture
     assert "candidate.py line" in segfault.error and "os.kill" in segfault.error
     hang = run(problem, "hangs", timeout_s=6)
     assert hang.status == "timeout" and "candidate.py line" in hang.error and "in forward" in hang.error
