@@ -187,6 +187,15 @@ def _answer(child: subprocess.Popen) -> dict | None:
     return json.loads(line) if line else None
 
 
+def _later_write(child: subprocess.Popen, mapped) -> str:
+    """Lets the child fill its tensor with 7.0 and says whether the judge's mapping ``mapped`` shows it: a read
+    after the runner is stopped means something only if the memory read is the memory the runner writes."""
+    child.stdin.write("\n")
+    child.stdin.flush()
+    _answer(child)  # written
+    return "seen" if float(mapped[:16].sum()) == 16 * 7.0 else "NOT seen"
+
+
 def probe_host(level: str, numel: int) -> str:
     import hashlib
     import mmap
@@ -250,13 +259,9 @@ def probe_vmm(level: str, numel: int) -> str:
         right = bool(torch.equal(y, torch.arange(numel, device="cuda", dtype=torch.float32)))
         torch.cuda.synchronize()
         t2 = time.perf_counter()
-        child.stdin.write("\n")
-        child.stdin.flush()
-        _answer(child)  # written
-        later = float(y[:16].sum())
         return (f"vmm/{level}: imported and mapped in {1e3 * (t1 - t0):.2f} ms, a full compare "
                 f"{1e3 * (t2 - t1):.2f} ms of {numel * 4 / 2**20:.0f} MiB, values {'right' if right else 'WRONG'}, "
-                f"the child's later write {'seen' if later == 16 * 7.0 else 'NOT seen'}")
+                f"the child's later write {_later_write(child, y)}")
     finally:
         child.kill()
         child.wait()
@@ -294,13 +299,9 @@ def probe_torch(level: str, numel: int) -> str:
         y = namespace["as_tensor"](base + layout["offset"], numel)
         t1 = time.perf_counter()
         right = bool(torch.equal(y, torch.arange(numel, device="cuda", dtype=torch.float32)))
-        child.stdin.write("\n")
-        child.stdin.flush()
-        _answer(child)  # written
-        later = float(y[:16].sum())
         return (f"torch/{level}: a torch tensor of {numel * 4 / 2**20:.0f} MiB in {len(fds)} exported pieces "
                 f"(sizes {sorted(set(layout['sizes']))}), imported and mapped in {1e3 * (t1 - t0):.2f} ms, values "
-                f"{'right' if right else 'WRONG'}, the child's later write {'seen' if later == 16 * 7.0 else 'NOT seen'}")
+                f"{'right' if right else 'WRONG'}, the child's later write {_later_write(child, y)}")
     finally:
         child.kill()
         child.wait()
