@@ -49,9 +49,10 @@ def run(hold_mb: int, limit_mb: int) -> str:
     try:
         with open(os.path.join(group, "memory.limit_in_bytes"), "w") as f:
             f.write(str(limit_mb << 20))
-        child = subprocess.Popen([sys.executable, "-c", HOLDER, str(hold_mb)], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True,
-                                 preexec_fn=lambda: open(os.path.join(group, "cgroup.procs"), "w").write(str(os.getpid())))
+        procs = os.path.join(group, "cgroup.procs")
+        # the holder joins the cgroup before it runs (a shell writes its own pid, then becomes python)
+        child = subprocess.Popen(["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", sys.executable, "-c", HOLDER,
+                                  str(hold_mb)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         said = child.stdout.readline().strip()
         usage = {name: int(open(os.path.join(group, f"memory.{name}")).read()) >> 20
                  for name in ("usage_in_bytes", "kmem.usage_in_bytes")}

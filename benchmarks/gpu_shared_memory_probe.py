@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import json
 import os
 import socket
@@ -174,6 +175,14 @@ else:
 """
 
 
+@functools.cache
+def _driver() -> dict:
+    """The driver helpers of :data:`DRIVER`, run here too (loaded on first use: libcuda is there only with CUDA)."""
+    namespace: dict = {}
+    exec(DRIVER, namespace)  # noqa: S102 - this file's own source, shared with the child's
+    return namespace
+
+
 def _child(level: str, argv: list[str], fds: tuple[int, ...], **env: str) -> subprocess.Popen:
     from drk.gym import isolation
 
@@ -233,8 +242,7 @@ def probe_host(level: str, numel: int) -> str:
 def probe_vmm(level: str, numel: int) -> str:
     import torch
 
-    namespace: dict = {}
-    exec(DRIVER, namespace)  # noqa: S102 - this file's own driver helpers, shared with the child's source
+    namespace = _driver()
     judge_end, runner_end = socket.socketpair()
     child = _child(level, [sys.executable, "-s", "-c", CHILD, "vmm", str(numel), str(runner_end.fileno())],
                    (runner_end.fileno(),))
@@ -271,8 +279,7 @@ def probe_vmm(level: str, numel: int) -> str:
 def probe_torch(level: str, numel: int) -> str:
     import torch
 
-    namespace: dict = {}
-    exec(DRIVER, namespace)  # noqa: S102 - this file's own driver helpers, shared with the child's source
+    namespace = _driver()
     judge_end, runner_end = socket.socketpair()
     child = _child(level, [sys.executable, "-s", "-c", CHILD, "torch", str(numel), str(runner_end.fileno())],
                    (runner_end.fileno(),), PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")

@@ -157,7 +157,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "attack_callspec_peek": ("correct", None),
     # Session 32: outputs four tolerances off, rewritten exact by a wrapped runner before the judge reads them
     "attack_lazy_fetch": ("incorrect", None),  # at the judge's fetch: correct until the judge read memory itself
-    "attack_round_fixup": ("correct", None),  # before its round's answer: a known evasion (the residual; GPU: EXPECTED_GPU)
+    # before its round's answer: a known evasion (the residual; a GPU's verdict: EXPECTED_GPU)
+    "attack_round_fixup": ("correct", None),
     # Session 32: attacker review 25, on the judge's reads of the runner's memory
     "attack_zombie_leader": ("runtime_error", None),  # a helper whose leader exited ran on through the freeze
     "attack_ptrace_thread_escape": ("runtime_error", None),  # a traced thread resumed out of the group stop

@@ -1685,16 +1685,16 @@ class Session:
     def check_hidden_calls(self, specs: list[CallSpec], timed: list[bool], pick: int,
                            tolerances: Sequence[CallTolerance], unchecked: frozenset[int],
                            ref_digests: Sequence[Any]) -> None:
-        """Every hidden-set call of a round but ``pick`` (already compared, in a round of hidden calls only) compared element by element at
-        :data:`drk.gym.rounds.SAMPLE_ELEMENTS` positions chosen now, against a copy of the reference called again
-        for it. A digest passes errors of a few tolerances at every element, and on a problem whose outputs a
-        sparse set's outliers move row by row (softmax, layer norm) errors at the outliers: a kernel exact in its
-        correctness calls and wrong at outliers after them was ``correct`` 5 of 5 on a row softmax with a hidden
-        call in every slot, caught only by the one call per round checked element by element (attacker review 24,
-        F1). Outside both sides' accounting of the round (the judge's own work, credited to the candidate's clock):
-        the calls are not timed, and the reference side has nothing like it. A call whose outputs from the copy
-        disagree with the reference round's digests for it (a reference whose output depends on its own state,
-        which the copy does not share) keeps its digest check alone: never a penalty for the reference's doing."""
+        """Every hidden-set call of a round but ``pick`` (already compared, in a round of hidden calls only) compared
+        element by element at :data:`drk.gym.rounds.SAMPLE_ELEMENTS` positions chosen now, against a copy of the
+        reference called again for it. A digest passes errors of a few tolerances at every element, and on a problem
+        whose outputs a sparse set's outliers move row by row (softmax, layer norm) errors at the outliers: a kernel
+        exact in its correctness calls and wrong at outliers after them was ``correct`` 5 of 5 on a row softmax with a
+        hidden call in every slot, caught only by the one call per round checked element by element (attacker review 24,
+        F1). Outside both sides' accounting of the round (the judge's own work, credited to the candidate's clock): the
+        calls are not timed, and the reference side has nothing like it. A call whose outputs from the copy disagree
+        with the reference round's digests for it (a reference whose output depends on its own state, which the copy
+        does not share) keeps its digest check alone: never a penalty for the reference's doing."""
         checked = [i for i in range(len(specs)) if not timed[i] and i != pick and i not in unchecked]
         if not checked or self._timing_twin is None:
             return
